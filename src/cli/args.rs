@@ -1,0 +1,192 @@
+//! clap definitions and the translation of flags into tool arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::tools::{FilterArgs, GetMetricArgs, OrderByArgs};
+
+#[derive(Parser, Debug)]
+#[command(name = "schemabrain", version, about = "Semantic-layer metric compiler and SQL planner for AI agents")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Build the demo shop warehouse (DuckDB) if missing and answer a few metrics.
+    Demo {
+        /// Where the demo project lives (created if missing).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Print each answer's envelope as JSON lines instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the SQL of a metric (a metric YAML file or a metric name) without any engine.
+    Compile {
+        /// A metric file in SchemaBrain's grammar, or the name of a project metric.
+        metric: String,
+        #[command(flatten)]
+        request: RequestFlags,
+    },
+    /// Compile a metric and run it against the project's source.
+    Query {
+        /// The metric's name.
+        metric: String,
+        /// Source URL (duckdb:PATH, a .duckdb path, or `demo`); default: the project's.
+        #[arg(long)]
+        source: Option<String>,
+        /// Rows returned at most by the engine.
+        #[arg(long)]
+        max_rows: Option<usize>,
+        /// Query timeout in milliseconds.
+        #[arg(long)]
+        timeout_ms: Option<u64>,
+        #[command(flatten)]
+        request: RequestFlags,
+    },
+    /// Load a project and report every problem in it; with --source, check it against the live catalog.
+    Check {
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Flags shared by `compile` and `query`; one to one with get_metric's arguments.
+#[derive(Args, Debug, Clone)]
+pub struct RequestFlags {
+    /// The project directory.
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+    /// Group by `entity.column` (repeatable, order kept).
+    #[arg(long = "group-by", value_name = "ENTITY.COLUMN")]
+    pub group_by: Vec<String>,
+    /// Time grain: hour, day, week, month, quarter, year.
+    #[arg(long)]
+    pub grain: Option<String>,
+    /// Time dimension `entity.column` when the metric has none of its own.
+    #[arg(long = "time-dimension")]
+    pub time_dimension: Option<String>,
+    /// Filter "entity.column OP value" (OP: eq ne lt lte gt gte in not_in is_null not_null or = != < <= > >=).
+    #[arg(long = "filter", value_name = "FILTER")]
+    pub filters: Vec<String>,
+    /// Order by "name [asc|desc]": a group-by column, the metric, or metric_time.
+    #[arg(long = "order-by")]
+    pub order_by: Vec<String>,
+    /// Rows at most (1..10000, default 1000).
+    #[arg(long)]
+    pub limit: Option<i64>,
+    /// Join name choosing among ambiguous paths (repeatable).
+    #[arg(long)]
+    pub via: Vec<String>,
+    /// SQL dialect (default: the project's, else duckdb).
+    #[arg(long)]
+    pub dialect: Option<String>,
+    /// Print the envelope as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RequestFlags {
+    /// The get_metric arguments these flags stand for. A filter or order
+    /// that does not parse is an error message for the user.
+    pub fn to_args(&self, metric: &str) -> Result<GetMetricArgs, String> {
+        Ok(GetMetricArgs {
+            name: metric.to_string(),
+            group_by: self.group_by.clone(),
+            filters: self.filters.iter().map(|f| parse_filter(f)).collect::<Result<_, _>>()?,
+            time_grain: self.grain.clone(),
+            time_dimension: self.time_dimension.clone(),
+            order_by: self.order_by.iter().map(|o| parse_order(o)).collect::<Result<_, _>>()?,
+            limit: self.limit,
+            via: self.via.clone(),
+            dialect: self.dialect.clone(),
+            dry_run: false,
+        })
+    }
+}
+
+const SYMBOLS: [&str; 7] = [">=", "<=", "!=", "<>", "=", "<", ">"];
+
+/// Parses `entity.column OP value`; OP is a word (`eq`, `in`…) or a symbol.
+pub fn parse_filter(text: &str) -> Result<FilterArgs, String> {
+    let usage = || {
+        format!("cannot read filter `{text}`: write \"entity.column OP value\", e.g. \"order.status eq shipped\" or \"order.amount >= 100\"")
+    };
+    let trimmed = text.trim();
+    let (column, op, rest) = match trimmed.split_once(char::is_whitespace) {
+        Some((col, rest)) if !col.contains(['=', '<', '>', '!']) => {
+            let rest = rest.trim_start();
+            let (op, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            (col.to_string(), op.to_string(), value.trim().to_string())
+        }
+        _ => {
+            let (pos, sym) = SYMBOLS
+                .iter()
+                .filter_map(|s| trimmed.find(s).map(|p| (p, *s)))
+                .min_by_key(|(p, s)| (*p, usize::MAX - s.len()))
+                .ok_or_else(usage)?;
+            (trimmed[..pos].trim().to_string(), sym.to_string(), trimmed[pos + sym.len()..].trim().to_string())
+        }
+    };
+    if column.is_empty() || op.is_empty() {
+        return Err(usage());
+    }
+    let op = if op == "<>" { "!=".to_string() } else { op };
+    let unquote = |s: &str| -> String {
+        let s = s.trim();
+        for q in ['"', '\''] {
+            if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
+                return s[1..s.len() - 1].to_string();
+            }
+        }
+        s.to_string()
+    };
+    let value = match op.as_str() {
+        "is_null" | "not_null" if rest.is_empty() => None,
+        "in" | "not_in" => Some(serde_json::Value::Array(
+            rest.split(',').map(|v| serde_json::Value::String(unquote(v))).collect(),
+        )),
+        _ if rest.is_empty() => return Err(usage()),
+        _ => Some(serde_json::Value::String(unquote(&rest))),
+    };
+    Ok(FilterArgs { column, op, value })
+}
+
+/// Parses `name [asc|desc]`.
+pub fn parse_order(text: &str) -> Result<OrderByArgs, String> {
+    let mut parts = text.split_whitespace();
+    let column = parts.next().ok_or_else(|| "empty --order-by".to_string())?.to_string();
+    let direction = parts.next().map(str::to_string);
+    if parts.next().is_some() {
+        return Err(format!("cannot read --order-by `{text}`: write \"name [asc|desc]\""));
+    }
+    Ok(OrderByArgs { column, direction })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_filters_in_both_spellings() {
+        let f = parse_filter("order.status eq shipped").unwrap();
+        assert_eq!((f.column.as_str(), f.op.as_str()), ("order.status", "eq"));
+        assert_eq!(f.value, Some("shipped".into()));
+        let f = parse_filter("order.amount>=100").unwrap();
+        assert_eq!((f.column.as_str(), f.op.as_str()), ("order.amount", ">="));
+        let f = parse_filter("order.status in placed,shipped").unwrap();
+        assert_eq!(f.value, Some(serde_json::json!(["placed", "shipped"])));
+        let f = parse_filter("order.store_id is_null").unwrap();
+        assert_eq!(f.value, None);
+        let f = parse_filter("customer.country = 'DE'").unwrap();
+        assert_eq!(f.value, Some("DE".into()));
+        assert!(parse_filter("order.status").is_err());
+    }
+}

@@ -1,0 +1,80 @@
+//! Engines: where SQL runs. Each engine introspects its catalog and executes
+//! one compiled statement read-only, under a row cap and a timeout that
+//! really interrupts the query, returning typed columns.
+//!
+//! Owns source URLs (`duckdb:PATH`, a path ending `.duckdb`) and the typed
+//! result set.
+//!
+//! Architecture invariant: knows catalogs and compiled SQL, never plans or
+//! envelopes; failures are `EngineError`s that `tools` maps to error kinds.
+
+mod duckdb;
+
+use std::path::Path;
+use std::time::Duration;
+
+pub use self::duckdb::DuckDbEngine;
+use crate::catalog::Catalog;
+use crate::sql::CompiledSql;
+
+/// Limits every execution runs under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows returned at most; more are cut and the result is marked truncated.
+    pub max_rows: usize,
+    pub timeout: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultColumn {
+    pub name: String,
+    /// The engine's type name (`BIGINT`, `DECIMAL(38,2)`, `TIMESTAMP`).
+    pub data_type: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultSet {
+    pub columns: Vec<ResultColumn>,
+    /// Rows in column order; JSON scalars (dates and timestamps as ISO text).
+    pub rows: Vec<Vec<serde_json::Value>>,
+    /// True when the row cap cut the result.
+    pub truncated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot open source `{source_url}`: {message}")]
+    Connect { source_url: String, message: String },
+    #[error("the query did not finish within {0:?} and was interrupted")]
+    Timeout(Duration),
+    #[error("the engine rejected the query: {0}")]
+    Query(String),
+    #[error("unsupported source `{0}`: supported are duckdb:PATH and paths ending in .duckdb")]
+    UnsupportedSource(String),
+}
+
+pub trait Engine {
+    /// Engine name and version, for the catalog snapshot.
+    fn describe(&self) -> String;
+    fn introspect(&self) -> Result<Catalog, EngineError>;
+    fn execute(&self, sql: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError>;
+}
+
+/// Makes a relative `duckdb:` path (or bare `.duckdb` path) relative to `base`.
+pub fn resolve_source(source: &str, base: &Path) -> String {
+    let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
+    match path {
+        Some(p) if Path::new(p).is_relative() => format!("duckdb:{}", base.join(p).display()),
+        Some(p) => format!("duckdb:{p}"),
+        None => source.to_string(),
+    }
+}
+
+/// Opens a source URL read-only.
+pub fn open(source: &str) -> Result<Box<dyn Engine>, EngineError> {
+    let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
+    match path {
+        Some(p) => Ok(Box::new(DuckDbEngine::open_read_only(Path::new(p), source)?)),
+        None => Err(EngineError::UnsupportedSource(source.to_string())),
+    }
+}

@@ -1,0 +1,105 @@
+//! The typed request: a `MetricRequest` (names as an agent or a user wrote
+//! them) resolved against the model into a `MetricQuery` where every name is
+//! known and every filter value has its column's type.
+//!
+//! Owns the `Issue` vocabulary shared with the planner: one variant per way a
+//! request can be wrong, carrying what a recovery needs (close matches,
+//! allowed values, candidates).
+//!
+//! Architecture invariant: depends on `model` only. No join graph (that is
+//! `plan`), no SQL, no envelope: `tools` maps issues to error kinds.
+
+mod issue;
+mod resolve;
+mod value;
+
+use crate::model::{ColumnRef, FilterOp, Grain, Literal};
+
+pub use issue::{ColumnRole, Issue};
+pub use resolve::{echo as echo_name, resolve};
+pub use value::{parse_cli_value, Value};
+
+/// Smallest and largest `limit`, and the default when the model sets none.
+pub const MIN_LIMIT: i64 = 1;
+pub const MAX_LIMIT: i64 = 10_000;
+
+/// A request as it arrives, before any name is checked. Field names are
+/// `get_metric`'s arguments.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricRequest {
+    pub name: String,
+    pub group_by: Vec<String>,
+    pub filters: Vec<FilterArg>,
+    pub time_grain: Option<String>,
+    pub time_dimension: Option<String>,
+    pub order_by: Vec<OrderArg>,
+    pub limit: Option<i64>,
+    pub via: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterArg {
+    pub column: String,
+    pub op: String,
+    pub value: FilterValue,
+}
+
+/// A filter value as given: nothing (for is_null / not_null), one scalar, or a list.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FilterValue {
+    None,
+    Scalar(Literal),
+    List(Vec<Literal>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderArg {
+    pub column: String,
+    /// `asc` or `desc`; `None` is ascending.
+    pub direction: Option<String>,
+}
+
+/// A resolved request. Group-by columns keep request order (duplicates
+/// dropped); filters are the metric's own followed by the request's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricQuery {
+    pub metric: String,
+    pub anchor: String,
+    pub group_by: Vec<ColumnRef>,
+    pub time_grain: Option<Grain>,
+    /// The caller's choice of time dimension, if any; the planner decides
+    /// which one is used (the metric's own wins).
+    pub time_dimension: Option<ColumnRef>,
+    pub filters: Vec<Filter>,
+    pub order_by: Vec<OrderKey>,
+    pub limit: u32,
+    pub via: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter {
+    pub column: ColumnRef,
+    pub op: FilterOp,
+    pub values: Vec<Value>,
+    /// True for filters the metric declares (they define what it counts).
+    pub from_metric: bool,
+}
+
+/// An output column an ORDER BY can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputRef {
+    Time,
+    GroupBy(usize),
+    Metric,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderKey {
+    pub target: OutputRef,
+    pub descending: bool,
+}
+
+/// The output name of a time bucket: `<entity>.<column>__<grain>`.
+pub fn time_bucket_name(dimension: &ColumnRef, grain: Grain) -> String {
+    format!("{}__{}", dimension, grain.as_str())
+}

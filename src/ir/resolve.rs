@@ -1,0 +1,248 @@
+//! `MetricRequest` → `MetricQuery`: every name looked up, every value typed.
+//! The first problem found is returned; arguments are checked in the order
+//! an agent reads them (metric, limit, group_by, grain, filters, order, via).
+
+use super::*;
+use crate::model::{close_matches, is_identifier, Entity, FilterOp, OpArity, SemanticModel};
+
+/// Names echoed in messages are cut to this many characters, so a hostile
+/// 100 KB name cannot blow up a response.
+const ECHO_MAX: usize = 200;
+
+pub fn echo(s: &str) -> String {
+    if s.chars().count() <= ECHO_MAX {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(ECHO_MAX).collect::<String>())
+    }
+}
+
+pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery, Issue> {
+    let Some(metric) = model.metric(&req.name) else {
+        return Err(Issue::UnknownMetric {
+            name: echo(&req.name),
+            fuzzy: close_matches(&req.name, model.metrics.keys().map(String::as_str)),
+        });
+    };
+    let limit = match req.limit {
+        None => model.settings.default_limit.min(MAX_LIMIT as u32),
+        Some(n) if (MIN_LIMIT..=MAX_LIMIT).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(Issue::Malformed {
+                argument: "limit".into(),
+                message: format!("limit must be between {MIN_LIMIT} and {MAX_LIMIT}, got {n}"),
+            })
+        }
+    };
+    let mut group_by: Vec<ColumnRef> = Vec::new();
+    for g in &req.group_by {
+        let c = column(model, g, ColumnRole::GroupBy)?;
+        if !group_by.contains(&c) {
+            group_by.push(c);
+        }
+    }
+    let time_grain = match &req.time_grain {
+        None => None,
+        Some(g) => Some(Grain::parse(g).ok_or_else(|| Issue::InvalidTimeGrain {
+            grain: echo(g),
+            allowed: if metric.time_grains.is_empty() { Grain::ALL.to_vec() } else { metric.time_grains.clone() },
+        })?),
+    };
+    let time_dimension = match &req.time_dimension {
+        None => None,
+        Some(td) => {
+            let c = column(model, td, ColumnRole::TimeDimension)?;
+            let class = model.entities[&c.entity].column(&c.column).map(|col| col.type_class());
+            if class.is_some_and(|t| t != crate::model::TypeClass::Unknown && !t.is_temporal()) {
+                return Err(Issue::Malformed {
+                    argument: "time_dimension".into(),
+                    message: format!("`{c}` is not a date or timestamp column"),
+                });
+            }
+            Some(c)
+        }
+    };
+    let mut filters: Vec<Filter> = Vec::new();
+    for f in &metric.filters {
+        let values = typed_values(model, &f.column, f.op, &f.values)?;
+        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+    }
+    for f in &req.filters {
+        filters.push(filter(model, f)?);
+    }
+    let order_by = order_keys(metric, &group_by, time_grain, &req.order_by)?;
+    for v in &req.via {
+        if model.join(v).is_none() {
+            let available: Vec<String> = model.joins.keys().cloned().collect();
+            return Err(Issue::UnknownViaJoin {
+                name: echo(v),
+                fuzzy: close_matches(v, available.iter().map(String::as_str)),
+                available,
+            });
+        }
+    }
+    Ok(MetricQuery {
+        metric: metric.name.clone(),
+        anchor: metric.entity.clone(),
+        group_by,
+        time_grain,
+        time_dimension,
+        filters,
+        order_by,
+        limit,
+        via: dedup(&req.via),
+    })
+}
+
+fn dedup(v: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in v {
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+/// Looks up `entity.column`, reporting shape, entity and column problems.
+fn column(model: &SemanticModel, text: &str, role: ColumnRole) -> Result<ColumnRef, Issue> {
+    let Some((entity, col)) = text.split_once('.') else {
+        return Err(Issue::Malformed {
+            argument: role.argument().into(),
+            message: format!("`{}` must be `entity.column`, e.g. `customer.country`", echo(text)),
+        });
+    };
+    if !is_identifier(entity) || !is_identifier(col) {
+        return Err(Issue::Malformed {
+            argument: role.argument().into(),
+            message: format!(
+                "`{}` is not a valid `entity.column`: names use letters, digits and `_`",
+                echo(text)
+            ),
+        });
+    }
+    let Some(e) = model.entity(entity) else {
+        return Err(Issue::UnknownEntity {
+            role,
+            name: entity.to_string(),
+            fuzzy: close_matches(entity, model.entities.keys().map(String::as_str)),
+        });
+    };
+    check_column(e, col, role)?;
+    Ok(ColumnRef::new(entity, col))
+}
+
+fn check_column(e: &Entity, col: &str, role: ColumnRole) -> Result<(), Issue> {
+    if !e.knows_columns() || e.column(col).is_some() {
+        return Ok(());
+    }
+    let allowed = e.column_names();
+    Err(Issue::UnknownColumn {
+        role,
+        entity: e.name.clone(),
+        column: col.to_string(),
+        fuzzy: close_matches(col, allowed.iter().map(String::as_str)),
+        allowed,
+    })
+}
+
+fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
+    let column = column(model, &f.column, ColumnRole::Filter)?;
+    let Some(op) = FilterOp::parse(&f.op) else {
+        return Err(Issue::Malformed {
+            argument: "filters".into(),
+            message: format!("unknown filter op `{}`; use one of {}", echo(&f.op), FilterOp::ALL.join(", ")),
+        });
+    };
+    let literals: Vec<crate::model::Literal> = match (op.arity(), &f.value) {
+        (OpArity::None, FilterValue::None) => Vec::new(),
+        (OpArity::None, _) => {
+            return Err(malformed_filter(&column, format!("`{}` takes no value; omit `value`", op.as_str())))
+        }
+        (OpArity::Scalar, FilterValue::Scalar(l)) => vec![l.clone()],
+        (OpArity::Scalar, FilterValue::List(_)) => {
+            return Err(malformed_filter(&column, format!("`{}` takes one value; use `in` for a list", op.as_str())))
+        }
+        (OpArity::List, FilterValue::List(items)) if !items.is_empty() => items.clone(),
+        (OpArity::List, FilterValue::Scalar(l)) => vec![l.clone()],
+        (_, _) => return Err(malformed_filter(&column, format!("`{}` needs a value", op.as_str()))),
+    };
+    let values = typed_values(model, &column, op, &literals)?;
+    Ok(Filter { column, op, values, from_metric: false })
+}
+
+fn malformed_filter(column: &ColumnRef, message: String) -> Issue {
+    Issue::Malformed { argument: "filters".into(), message: format!("filter on `{column}`: {message}") }
+}
+
+fn typed_values(
+    model: &SemanticModel,
+    column: &ColumnRef,
+    op: FilterOp,
+    literals: &[crate::model::Literal],
+) -> Result<Vec<Value>, Issue> {
+    let col = model.entity(&column.entity).and_then(|e| e.column(&column.column));
+    let class = col.map_or(crate::model::TypeClass::Unknown, |c| c.type_class());
+    let type_name = col.and_then(|c| c.data_type.clone()).unwrap_or_else(|| "unknown".into());
+    literals
+        .iter()
+        .map(|l| {
+            Value::typed(l, class).map_err(|expected| {
+                malformed_filter(
+                    column,
+                    format!("`{}` value {l} does not fit the column type {type_name}: expected {expected}", op.as_str()),
+                )
+            })
+        })
+        .collect()
+}
+
+fn order_keys(
+    metric: &crate::model::Metric,
+    group_by: &[ColumnRef],
+    grain: Option<Grain>,
+    args: &[OrderArg],
+) -> Result<Vec<OrderKey>, Issue> {
+    let mut keys: Vec<OrderKey> = Vec::new();
+    for a in args {
+        let descending = match a.direction.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("asc") => false,
+            Some("desc") => true,
+            Some(other) => {
+                return Err(Issue::Malformed {
+                    argument: "order_by".into(),
+                    message: format!("direction `{}` must be `asc` or `desc`", echo(other)),
+                })
+            }
+        };
+        let target = if a.column == metric.name {
+            OutputRef::Metric
+        } else if let Some(i) = group_by.iter().position(|g| g.to_string() == a.column) {
+            OutputRef::GroupBy(i)
+        } else if grain.is_some_and(|g| is_time_name(&a.column, g)) {
+            OutputRef::Time
+        } else {
+            let mut allowed = vec![metric.name.clone()];
+            allowed.extend(group_by.iter().map(ToString::to_string));
+            if let Some(g) = grain {
+                allowed.push(format!("metric_time__{}", g.as_str()));
+            }
+            return Err(Issue::UnknownOrderBy {
+                column: echo(&a.column),
+                fuzzy: close_matches(&a.column, allowed.iter().map(String::as_str)),
+                allowed,
+            });
+        };
+        if !keys.iter().any(|k| k.target == target) {
+            keys.push(OrderKey { target, descending });
+        }
+    }
+    Ok(keys)
+}
+
+/// The time bucket may be ordered by its output name
+/// (`order.ordered_at__month`), `metric_time[__grain]` or `time_bucket`.
+fn is_time_name(name: &str, grain: Grain) -> bool {
+    let suffix = format!("__{}", grain.as_str());
+    name == "time_bucket" || name == "metric_time" || name.ends_with(&suffix)
+}

@@ -1,0 +1,13 @@
+//! The `schemabrain` binary: logs to stderr, everything else in `cli`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SCHEMABRAIN_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    schemabrain::cli::run()
+}

@@ -1,0 +1,199 @@
+//! Measure expressions: anchor columns, numeric literals, `+ - * /` and
+//! parentheses. Nothing else parses, so nothing else reaches SQL.
+
+use super::is_identifier;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl ArithOp {
+    pub fn symbol(self) -> char {
+        match self {
+            ArithOp::Add => '+',
+            ArithOp::Sub => '-',
+            ArithOp::Mul => '*',
+            ArithOp::Div => '/',
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeasureExpr {
+    Column(String),
+    /// The literal's text as written, checked to be a finite number.
+    Number(String),
+    Neg(Box<MeasureExpr>),
+    Binary(ArithOp, Box<MeasureExpr>, Box<MeasureExpr>),
+}
+
+impl MeasureExpr {
+    /// Parses an expression; the error says what was wrong and where
+    /// (a character offset).
+    pub fn parse(text: &str) -> Result<MeasureExpr, String> {
+        let tokens = tokenize(text)?;
+        let mut p = Parser { tokens: &tokens, pos: 0 };
+        let expr = p.sum()?;
+        if let Some(t) = p.tokens.get(p.pos) {
+            return Err(format!("unexpected `{}` at offset {}", t.text, t.offset));
+        }
+        if expr.columns().is_empty() {
+            return Err("an expression must use at least one column".to_string());
+        }
+        Ok(expr)
+    }
+
+    /// Columns in first-use order, without repeats.
+    pub fn columns(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect_columns(&mut out);
+        out
+    }
+
+    fn collect_columns<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            MeasureExpr::Column(c) => {
+                if !out.contains(&c.as_str()) {
+                    out.push(c);
+                }
+            }
+            MeasureExpr::Number(_) => {}
+            MeasureExpr::Neg(e) => e.collect_columns(out),
+            MeasureExpr::Binary(_, l, r) => {
+                l.collect_columns(out);
+                r.collect_columns(out);
+            }
+        }
+    }
+}
+
+struct Token {
+    text: String,
+    offset: usize,
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (offset, c) = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if c.is_ascii_alphabetic() || c == '_' {
+            while i < chars.len() && (chars[i].1.is_ascii_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '$') {
+                i += 1;
+            }
+        } else if c.is_ascii_digit() || c == '.' {
+            while i < chars.len() && (chars[i].1.is_ascii_digit() || chars[i].1 == '.') {
+                i += 1;
+            }
+        } else if "+-*/()".contains(c) {
+            i += 1;
+        } else {
+            return Err(format!("`{c}` at offset {offset} is not allowed; use columns, numbers, + - * / and parentheses"));
+        }
+        out.push(Token { text: chars[start..i].iter().map(|(_, c)| c).collect(), offset });
+    }
+    Ok(out)
+}
+
+struct Parser<'t> {
+    tokens: &'t [Token],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.tokens.get(self.pos).map(|t| t.text.as_str())
+    }
+
+    fn sum(&mut self) -> Result<MeasureExpr, String> {
+        let mut left = self.product()?;
+        while let Some(op) = self.peek().and_then(|t| match t {
+            "+" => Some(ArithOp::Add),
+            "-" => Some(ArithOp::Sub),
+            _ => None,
+        }) {
+            self.pos += 1;
+            left = MeasureExpr::Binary(op, Box::new(left), Box::new(self.product()?));
+        }
+        Ok(left)
+    }
+
+    fn product(&mut self) -> Result<MeasureExpr, String> {
+        let mut left = self.unary()?;
+        while let Some(op) = self.peek().and_then(|t| match t {
+            "*" => Some(ArithOp::Mul),
+            "/" => Some(ArithOp::Div),
+            _ => None,
+        }) {
+            self.pos += 1;
+            left = MeasureExpr::Binary(op, Box::new(left), Box::new(self.unary()?));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<MeasureExpr, String> {
+        if self.peek() == Some("-") {
+            self.pos += 1;
+            return Ok(MeasureExpr::Neg(Box::new(self.unary()?)));
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<MeasureExpr, String> {
+        let Some(token) = self.tokens.get(self.pos) else {
+            return Err("the expression ends too early".to_string());
+        };
+        self.pos += 1;
+        let t = token.text.as_str();
+        if t == "(" {
+            let inner = self.sum()?;
+            if self.peek() != Some(")") {
+                return Err(format!("missing `)` for the `(` at offset {}", token.offset));
+            }
+            self.pos += 1;
+            return Ok(inner);
+        }
+        if is_identifier(t) {
+            return Ok(MeasureExpr::Column(t.to_string()));
+        }
+        if t.parse::<f64>().is_ok_and(f64::is_finite) && t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            return Ok(MeasureExpr::Number(t.to_string()));
+        }
+        Err(format!("unexpected `{t}` at offset {}", token.offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_precedence_and_columns() {
+        let e = MeasureExpr::parse("quantity * (unit_price - 0.5) / quantity").unwrap();
+        assert_eq!(e.columns(), vec!["quantity", "unit_price"]);
+        match e {
+            MeasureExpr::Binary(ArithOp::Div, l, _) => assert!(matches!(*l, MeasureExpr::Binary(ArithOp::Mul, _, _))),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_arithmetic() {
+        assert!(MeasureExpr::parse("1 + 2").unwrap_err().contains("at least one column"));
+        assert!(MeasureExpr::parse("a; drop table x").is_err());
+        assert!(MeasureExpr::parse("sum(a)").is_err());
+        assert!(MeasureExpr::parse("(a + b").unwrap_err().contains("missing `)`"));
+        assert!(MeasureExpr::parse("a 'x'").is_err());
+        assert!(MeasureExpr::parse("1..2 * a").is_err());
+    }
+}

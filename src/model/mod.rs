@@ -1,0 +1,545 @@
+//! The semantic model: entities, canonical joins, metrics and the PII policy,
+//! as read from a project directory in SchemaBrain's YAML grammar
+//! (`docs/grammar.md`).
+//!
+//! Owns the model types, the strict loader (every error with file, line and
+//! key, all of a project's errors at once) and the checks that need nothing
+//! but the model itself (dangling references, anchors, grains).
+//!
+//! Architecture invariant: this is a leaf. It knows nothing of catalogs,
+//! engines, SQL or envelopes; the catalog overlays its columns onto the model
+//! from above (`catalog::overlay`).
+
+mod diagnostic;
+mod expr;
+mod load;
+mod types;
+mod validate;
+mod yaml;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use expr::{ArithOp, MeasureExpr};
+pub use load::{load_project, load_project_from_files, load_project_with_extra, resolve_project_dir, FileKind};
+pub use types::TypeClass;
+pub use validate::check as check_references;
+
+/// Where a definition came from, for error messages and `describe_*` output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub file: PathBuf,
+    /// The line the document starts on.
+    pub line: usize,
+    /// The line of every key read from the document, by dotted path
+    /// (`measure.column`, `on[0].source`), so later checks can point at it.
+    pub key_lines: BTreeMap<String, usize>,
+}
+
+impl Origin {
+    /// The line of `key`, or of its closest recorded parent, or of the document.
+    pub fn line_of(&self, key: &str) -> usize {
+        let mut k = key;
+        loop {
+            if let Some(l) = self.key_lines.get(k) {
+                return *l;
+            }
+            match k.rfind(['.', '[']) {
+                Some(i) => k = &k[..i],
+                None => return self.line,
+            }
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// A whole project: the definitions plus the settings of `schemabrain.yaml`.
+#[derive(Clone, Debug, Default)]
+pub struct SemanticModel {
+    pub settings: Settings,
+    pub entities: BTreeMap<String, Entity>,
+    pub joins: BTreeMap<String, Join>,
+    pub metrics: BTreeMap<String, Metric>,
+    pub pii_policy: PiiPolicy,
+}
+
+impl SemanticModel {
+    pub fn entity(&self, name: &str) -> Option<&Entity> {
+        self.entities.get(name)
+    }
+
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.get(name)
+    }
+
+    pub fn join(&self, name: &str) -> Option<&Join> {
+        self.joins.get(name)
+    }
+}
+
+/// `schemabrain.yaml`: where the data lives and the project's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub name: Option<String>,
+    /// A source URL (`duckdb:PATH`, `postgres://…`); relative paths are
+    /// relative to the project directory.
+    pub source: Option<String>,
+    pub dialect: Option<String>,
+    pub default_limit: u32,
+    pub max_rows: u32,
+    pub timeout_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            name: None,
+            source: None,
+            dialect: None,
+            default_limit: 1000,
+            max_rows: 10_000,
+            timeout_ms: 30_000,
+        }
+    }
+}
+
+/// A physical table, `schema.table`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TableRef {
+    pub schema: String,
+    pub table: String,
+}
+
+impl fmt::Display for TableRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.schema, self.table)
+    }
+}
+
+/// A column of an entity as the planner sees it: declared in the model or
+/// overlaid from the catalog snapshot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    /// The engine's type name (`decimal(12,2)`, `timestamp`); `None` when
+    /// neither the model nor a catalog says.
+    pub data_type: Option<String>,
+    pub description: Option<String>,
+    pub nullable: Option<bool>,
+}
+
+impl Column {
+    pub fn type_class(&self) -> TypeClass {
+        self.data_type.as_deref().map_or(TypeClass::Unknown, TypeClass::of)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefinitionOrigin {
+    Manual,
+    Suggested,
+    DbtImport,
+}
+
+impl DefinitionOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefinitionOrigin::Manual => "manual",
+            DefinitionOrigin::Suggested => "suggested",
+            DefinitionOrigin::DbtImport => "dbt_import",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Entity {
+    pub name: String,
+    pub description: Option<String>,
+    pub table: TableRef,
+    /// One column, or several for a composite identity.
+    pub identity: Vec<String>,
+    pub origin: DefinitionOrigin,
+    pub group: Option<String>,
+    /// Declared columns; replaced by the catalog's when a snapshot exists.
+    pub columns: Vec<Column>,
+    /// True once a catalog has confirmed the columns.
+    pub columns_from_catalog: bool,
+    pub defined_at: Origin,
+}
+
+impl Entity {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    pub fn column_names(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// Whether the columns are known at all. A model without declared columns
+    /// and without a catalog cannot be checked column by column.
+    pub fn knows_columns(&self) -> bool {
+        !self.columns.is_empty()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cardinality {
+    OneToOne,
+    OneToMany,
+    ManyToOne,
+    ManyToMany,
+}
+
+impl Cardinality {
+    pub const ALL: [&'static str; 4] = ["one_to_one", "one_to_many", "many_to_one", "many_to_many"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "one_to_one" => Some(Cardinality::OneToOne),
+            "one_to_many" => Some(Cardinality::OneToMany),
+            "many_to_one" => Some(Cardinality::ManyToOne),
+            "many_to_many" => Some(Cardinality::ManyToMany),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cardinality::OneToOne => "one_to_one",
+            Cardinality::OneToMany => "one_to_many",
+            Cardinality::ManyToOne => "many_to_one",
+            Cardinality::ManyToMany => "many_to_many",
+        }
+    }
+
+    /// The cardinality seen when walking the join from target to source.
+    pub fn reversed(self) -> Self {
+        match self {
+            Cardinality::OneToMany => Cardinality::ManyToOne,
+            Cardinality::ManyToOne => Cardinality::OneToMany,
+            other => other,
+        }
+    }
+
+    /// Whether walking this way can multiply the rows of the side we come from.
+    pub fn fans_out(self) -> bool {
+        matches!(self, Cardinality::OneToMany | Cardinality::ManyToMany)
+    }
+}
+
+/// One equality of a join's ON clause: `source.column = target.column`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinKey {
+    pub source: String,
+    pub target: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Join {
+    pub name: String,
+    pub description: Option<String>,
+    pub source_entity: String,
+    pub target_entity: String,
+    pub on: Vec<JoinKey>,
+    /// `None` when undeclared: the planner treats it as the worst case.
+    pub cardinality: Option<Cardinality>,
+    pub origin: DefinitionOrigin,
+    pub defined_at: Origin,
+}
+
+/// A column of an entity, `entity.column`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ColumnRef {
+    pub entity: String,
+    pub column: String,
+}
+
+impl ColumnRef {
+    pub fn new(entity: impl Into<String>, column: impl Into<String>) -> Self {
+        ColumnRef { entity: entity.into(), column: column.into() }
+    }
+
+    /// Parses `entity.column`; `None` if the shape is wrong.
+    pub fn parse(s: &str) -> Option<Self> {
+        let (entity, column) = s.split_once('.')?;
+        (is_identifier(entity) && is_identifier(column)).then(|| ColumnRef::new(entity, column))
+    }
+}
+
+impl fmt::Display for ColumnRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.entity, self.column)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Aggregation {
+    Sum,
+    Count,
+    CountDistinct,
+    Avg,
+    Min,
+    Max,
+}
+
+impl Aggregation {
+    pub const ALL: [&'static str; 6] = ["sum", "count", "count_distinct", "avg", "min", "max"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sum" => Some(Aggregation::Sum),
+            "count" => Some(Aggregation::Count),
+            "count_distinct" => Some(Aggregation::CountDistinct),
+            "avg" => Some(Aggregation::Avg),
+            "min" => Some(Aggregation::Min),
+            "max" => Some(Aggregation::Max),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Aggregation::ALL[self as usize]
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeasureOperand {
+    Column(String),
+    Expression(MeasureExpr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measure {
+    pub agg: Aggregation,
+    pub operand: MeasureOperand,
+}
+
+impl Measure {
+    /// Every anchor column the measure reads, in first-use order.
+    pub fn columns(&self) -> Vec<&str> {
+        match &self.operand {
+            MeasureOperand::Column(c) => vec![c.as_str()],
+            MeasureOperand::Expression(e) => e.columns(),
+        }
+    }
+}
+
+/// Time grains, finest first. Week is ISO (starts Monday).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Grain {
+    Hour,
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl Grain {
+    pub const ALL: [Grain; 6] = [Grain::Hour, Grain::Day, Grain::Week, Grain::Month, Grain::Quarter, Grain::Year];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Grain::ALL.into_iter().find(|g| g.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grain::Hour => "hour",
+            Grain::Day => "day",
+            Grain::Week => "week",
+            Grain::Month => "month",
+            Grain::Quarter => "quarter",
+            Grain::Year => "year",
+        }
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        Grain::ALL.iter().map(|g| g.as_str()).collect()
+    }
+}
+
+/// Filter operators shared by metric definitions, tool calls and the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FilterOp {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    NotIn,
+    IsNull,
+    NotNull,
+}
+
+impl FilterOp {
+    pub const ALL: [&'static str; 10] = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is_null", "not_null"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "eq" | "=" | "==" => FilterOp::Eq,
+            "ne" | "!=" | "<>" => FilterOp::Ne,
+            "lt" | "<" => FilterOp::Lt,
+            "lte" | "<=" => FilterOp::Lte,
+            "gt" | ">" => FilterOp::Gt,
+            "gte" | ">=" => FilterOp::Gte,
+            "in" => FilterOp::In,
+            "not_in" => FilterOp::NotIn,
+            "is_null" => FilterOp::IsNull,
+            "not_null" => FilterOp::NotNull,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        FilterOp::ALL[self as usize]
+    }
+
+    pub fn arity(self) -> OpArity {
+        match self {
+            FilterOp::IsNull | FilterOp::NotNull => OpArity::None,
+            FilterOp::In | FilterOp::NotIn => OpArity::List,
+            _ => OpArity::Scalar,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpArity {
+    None,
+    Scalar,
+    List,
+}
+
+/// A literal as written in YAML or a tool call, before it is checked
+/// against a column type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x}"),
+            Literal::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// A filter a metric declares on its own rows (e.g. not cancelled).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterSpec {
+    pub column: ColumnRef,
+    pub op: FilterOp,
+    pub values: Vec<Literal>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Metric {
+    pub name: String,
+    pub description: Option<String>,
+    pub entity: String,
+    pub measure: Measure,
+    pub time_dimension: Option<ColumnRef>,
+    pub time_grains: Vec<Grain>,
+    pub filters: Vec<FilterSpec>,
+    pub origin: DefinitionOrigin,
+    pub defined_at: Origin,
+}
+
+/// The 12 PII categories of SchemaBrain's taxonomy.
+pub const PII_CATEGORIES: [&str; 12] = [
+    "contact",
+    "financial",
+    "payment_card",
+    "health",
+    "genetic",
+    "biometric",
+    "behavioral",
+    "online_identifier",
+    "credential",
+    "government_id",
+    "location",
+    "demographic_protected",
+];
+
+/// Always blocked, whatever the policy says.
+pub const CATASTROPHIC_CATEGORIES: [&str; 3] = ["credential", "payment_card", "government_id"];
+
+pub const SENSITIVITIES: [&str; 4] = ["public", "internal", "confidential", "pii"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnTag {
+    pub sensitivity: String,
+    pub categories: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PiiPolicy {
+    pub description: Option<String>,
+    pub block: Vec<String>,
+    /// Keyed by `schema.table.column`.
+    pub column_overrides: BTreeMap<String, ColumnTag>,
+    pub defined_at: Option<Origin>,
+}
+
+impl PiiPolicy {
+    /// Blocked categories: the policy's plus the catastrophic floor.
+    pub fn blocked(&self) -> Vec<String> {
+        let mut out: Vec<String> = CATASTROPHIC_CATEGORIES.iter().map(|s| s.to_string()).collect();
+        for c in &self.block {
+            if !out.contains(c) {
+                out.push(c.clone());
+            }
+        }
+        out
+    }
+
+    pub fn tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
+        self.column_overrides.get(&format!("{}.{}.{}", table.schema, table.table, column))
+    }
+}
+
+/// `^[A-Za-z_][A-Za-z0-9_$]*$`, the shape of every name in the model.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Up to three close matches for `name` among `candidates`, best first.
+/// Used by the loader and by every `unknown_*` error.
+pub fn close_matches<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let lower = name.to_ascii_lowercase();
+    let mut scored: Vec<(f64, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let cl = c.to_ascii_lowercase();
+            let mut score = strsim::jaro_winkler(&lower, &cl);
+            // A candidate that contains the name (or the reverse) is a strong hint:
+            // `country` for `customer_country`, `order` for `orders`.
+            if !lower.is_empty() && (cl.contains(&lower) || lower.contains(&cl)) {
+                score = score.max(0.85);
+            }
+            (score >= 0.75).then_some((score, c))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
+}

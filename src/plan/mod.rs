@@ -1,0 +1,397 @@
+//! Planning: a resolved `MetricQuery` becomes a `QueryPlan` — which entities
+//! are joined and how, which time dimension buckets the rows, what is
+//! grouped, filtered and ordered, and what the answer must warn about.
+//!
+//! Owns the join graph (petgraph), path choice with `via`, cardinality in the
+//! walking direction, fan-out detection, time-dimension choice and grain
+//! checks.
+//!
+//! Architecture invariant: pure. Never opens a connection, never names a SQL
+//! dialect, never builds SQL text; `dry_run` needs no engine because of this.
+
+mod graph;
+
+use std::collections::BTreeMap;
+
+pub use graph::{Hop, JoinGraph, MAX_HOPS};
+
+use crate::ir::{time_bucket_name, Filter, Issue, MetricQuery, OrderKey, OutputRef};
+use crate::model::{Cardinality, ColumnRef, Grain, Measure, SemanticModel, TableRef, TypeClass};
+
+/// An entity in the FROM clause: the anchor or a joined one. The alias is
+/// the entity name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relation {
+    pub alias: String,
+    pub table: TableRef,
+}
+
+/// One LEFT JOIN from an already-joined relation to a new one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinStep {
+    pub join: String,
+    pub from_alias: String,
+    pub to: Relation,
+    /// `(from column, to column)` equalities.
+    pub on: Vec<(String, String)>,
+    /// Cardinality in the walking direction.
+    pub cardinality: Cardinality,
+    /// Whether the declared cardinality was missing (treated as many_to_many).
+    pub cardinality_declared: bool,
+}
+
+impl JoinStep {
+    pub fn fans_out(&self) -> bool {
+        self.cardinality.fans_out()
+    }
+}
+
+/// How the time dimension was chosen, reported to the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeResolution {
+    /// The metric's own time dimension.
+    Local,
+    /// The caller named it.
+    Requested,
+    /// The one temporal column reachable over to-one joins.
+    Inherited,
+    /// A grain was asked for but no time dimension exists: unbucketed.
+    Unavailable,
+}
+
+impl TimeResolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeResolution::Local => "local",
+            TimeResolution::Requested => "requested",
+            TimeResolution::Inherited => "inherited",
+            TimeResolution::Unavailable => "unavailable",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeBucket {
+    pub dimension: ColumnRef,
+    pub grain: Grain,
+    pub class: TypeClass,
+    pub output_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupKey {
+    pub column: ColumnRef,
+    pub output_name: String,
+}
+
+/// Why an answer is degraded, in planner terms.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Degradation {
+    /// Rows of the anchor are multiplied by these joins; the aggregate may be inflated.
+    FanOut { joins: Vec<String> },
+    TimeDimensionUnavailable,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryPlan {
+    pub metric: String,
+    pub measure: Measure,
+    pub anchor: Relation,
+    pub joins: Vec<JoinStep>,
+    pub time: Option<TimeBucket>,
+    pub time_resolution: Option<TimeResolution>,
+    pub group_by: Vec<GroupKey>,
+    pub filters: Vec<Filter>,
+    /// Full ORDER BY, tie-breaks included.
+    pub order_by: Vec<OrderKey>,
+    pub limit: u32,
+    pub degradations: Vec<Degradation>,
+    /// One sentence each, for `data.notes`.
+    pub notes: Vec<String>,
+}
+
+impl QueryPlan {
+    /// Output column names in output order: time bucket, group-bys, metric.
+    pub fn output_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.time.iter().map(|t| t.output_name.clone()).collect();
+        v.extend(self.group_by.iter().map(|g| g.output_name.clone()));
+        v.push(self.metric.clone());
+        v
+    }
+
+    pub fn fan_out_joins(&self) -> Vec<String> {
+        self.joins.iter().filter(|j| j.fans_out()).map(|j| j.join.clone()).collect()
+    }
+}
+
+/// Plans a resolved query against the model.
+pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> {
+    let metric = model.metric(&q.metric).expect("resolved queries name a known metric");
+    let anchor_entity = &model.entities[&q.anchor];
+    let graph = JoinGraph::new(model);
+    let mut tree = JoinTree::new(&q.anchor);
+    let mut notes = Vec::new();
+
+    let (time, time_resolution) = choose_time(model, &graph, q, &mut notes)?;
+    if let Some(t) = &time {
+        tree.reach(&graph, &t.dimension.entity, &q.via)?;
+    }
+    for g in &q.group_by {
+        tree.reach(&graph, &g.entity, &q.via)?;
+    }
+    for f in &q.filters {
+        tree.reach(&graph, &f.column.entity, &q.via)?;
+    }
+    let unused: Vec<&String> = q.via.iter().filter(|v| !tree.steps.iter().any(|s| &s.join == *v)).collect();
+    if !unused.is_empty() {
+        notes.push(format!(
+            "via {} was not needed: no column of this request is reached through it.",
+            unused.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+
+    let joins: Vec<JoinStep> = tree
+        .steps
+        .iter()
+        .map(|s| JoinStep {
+            join: s.join.clone(),
+            from_alias: s.from.clone(),
+            to: Relation { alias: s.to.clone(), table: model.entities[&s.to].table.clone() },
+            on: s.on.clone(),
+            cardinality: s.cardinality,
+            cardinality_declared: s.declared,
+        })
+        .collect();
+
+    let mut degradations = Vec::new();
+    let fan: Vec<&JoinStep> = joins.iter().filter(|j| j.fans_out()).collect();
+    if !fan.is_empty() {
+        for j in &fan {
+            let why = if j.cardinality_declared {
+                format!("is {} from `{}` to `{}`", j.cardinality.as_str(), j.from_alias, j.to.alias)
+            } else {
+                "has no declared cardinality, so it is treated as many_to_many".to_string()
+            };
+            notes.push(format!(
+                "Join `{}` {why}: each `{}` row can repeat once per matching `{}` row, so `{}` may be inflated; consider a count_distinct metric or group by columns of `{}` only.",
+                j.join, q.anchor, j.to.alias, q.metric, q.anchor
+            ));
+        }
+        degradations.push(Degradation::FanOut { joins: fan.iter().map(|j| j.join.clone()).collect() });
+    }
+    if time_resolution == Some(TimeResolution::Unavailable) {
+        degradations.push(Degradation::TimeDimensionUnavailable);
+    }
+
+    let group_by: Vec<GroupKey> =
+        q.group_by.iter().map(|c| GroupKey { column: c.clone(), output_name: c.to_string() }).collect();
+    let order_by = full_order(&q.order_by, time.is_some(), group_by.len());
+    Ok(QueryPlan {
+        metric: metric.name.clone(),
+        measure: metric.measure.clone(),
+        anchor: Relation { alias: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
+        joins,
+        time,
+        time_resolution,
+        group_by,
+        filters: q.filters.clone(),
+        order_by,
+        limit: q.limit,
+        degradations,
+        notes,
+    })
+}
+
+/// The requested order followed by every output key not yet ordered (time
+/// first, then group-bys in request order), so results are deterministic.
+fn full_order(requested: &[OrderKey], has_time: bool, n_group: usize) -> Vec<OrderKey> {
+    let mut keys = requested.to_vec();
+    let defaults = has_time.then_some(OutputRef::Time).into_iter().chain((0..n_group).map(OutputRef::GroupBy));
+    for target in defaults {
+        if !keys.iter().any(|k| k.target == target) {
+            keys.push(OrderKey { target, descending: false });
+        }
+    }
+    keys
+}
+
+fn choose_time(
+    model: &SemanticModel,
+    graph: &JoinGraph<'_>,
+    q: &MetricQuery,
+    notes: &mut Vec<String>,
+) -> Result<(Option<TimeBucket>, Option<TimeResolution>), Issue> {
+    let metric = &model.metrics[&q.metric];
+    let Some(grain) = q.time_grain else {
+        if q.time_dimension.is_some() {
+            notes.push("time_dimension was ignored because no time_grain was given.".into());
+        }
+        return Ok((None, None));
+    };
+    let (dimension, resolution) = if let Some(own) = &metric.time_dimension {
+        if q.time_dimension.as_ref().is_some_and(|td| td != own) {
+            notes.push(format!("time_dimension was ignored: metric `{}` always uses its own, `{own}`.", metric.name));
+        }
+        (own.clone(), TimeResolution::Local)
+    } else if let Some(td) = &q.time_dimension {
+        (td.clone(), TimeResolution::Requested)
+    } else {
+        let mut candidates: Vec<ColumnRef> = Vec::new();
+        for (entity, _) in graph.to_one_reachable(&q.anchor) {
+            for c in &model.entities[entity].columns {
+                if c.type_class().is_temporal() {
+                    candidates.push(ColumnRef::new(entity, &c.name));
+                }
+            }
+        }
+        match candidates.len() {
+            0 => {
+                notes.push(format!(
+                    "No time dimension is reachable from `{}`, so the answer is not bucketed by {}.",
+                    q.anchor,
+                    grain.as_str()
+                ));
+                return Ok((None, Some(TimeResolution::Unavailable)));
+            }
+            1 => {
+                let c = candidates.remove(0);
+                notes.push(format!("Time dimension `{c}` was inherited over to-one joins."));
+                (c, TimeResolution::Inherited)
+            }
+            _ => {
+                return Err(Issue::AmbiguousTimeDimension {
+                    candidates: candidates.iter().map(ToString::to_string).collect(),
+                })
+            }
+        }
+    };
+    let class = model.entities[&dimension.entity].column(&dimension.column).map_or(TypeClass::Unknown, |c| c.type_class());
+    let allowed_by_metric: Vec<Grain> =
+        if resolution == TimeResolution::Local { metric.time_grains.clone() } else { Grain::ALL.to_vec() };
+    if class == TypeClass::Date && grain < Grain::Day {
+        return Err(Issue::GrainMismatch {
+            dimension: dimension.to_string(),
+            grain,
+            allowed: allowed_by_metric.into_iter().filter(|g| *g >= Grain::Day).collect(),
+        });
+    }
+    if !allowed_by_metric.contains(&grain) {
+        return Err(Issue::InvalidTimeGrain { grain: grain.as_str().into(), allowed: allowed_by_metric });
+    }
+    let output_name = time_bucket_name(&dimension, grain);
+    Ok((Some(TimeBucket { dimension, grain, class, output_name }), Some(resolution)))
+}
+
+/// A join step as the tree records it.
+struct TreeStep {
+    join: String,
+    from: String,
+    to: String,
+    on: Vec<(String, String)>,
+    cardinality: Cardinality,
+    declared: bool,
+}
+
+/// The joined entities: a tree rooted at the anchor, one alias per entity.
+struct JoinTree {
+    anchor: String,
+    steps: Vec<TreeStep>,
+    /// entity → index of the step that joined it.
+    reached: BTreeMap<String, usize>,
+}
+
+impl JoinTree {
+    fn new(anchor: &str) -> Self {
+        JoinTree { anchor: anchor.to_string(), steps: Vec::new(), reached: BTreeMap::new() }
+    }
+
+    /// Adds the joins needed to reach `target`, choosing among shortest paths
+    /// with `via`; entities already joined are reused.
+    fn reach(&mut self, graph: &JoinGraph<'_>, target: &str, via: &[String]) -> Result<(), Issue> {
+        if target == self.anchor || self.reached.contains_key(target) {
+            return Ok(());
+        }
+        let paths = graph.shortest_paths(&self.anchor, target);
+        if paths.is_empty() {
+            return Err(Issue::Unreachable { anchor: self.anchor.clone(), target: target.to_string() });
+        }
+        let path = choose_path(graph, &self.anchor, target, paths, via)?;
+        for pair in path.windows(2) {
+            let (from, to) = (pair[0], pair[1]);
+            let hop = choose_join(graph, from, to, via)?;
+            if let Some(&i) = self.reached.get(to) {
+                if self.steps[i].join != hop.join.name || self.steps[i].from != from {
+                    return Err(Issue::AmbiguousPath {
+                        anchor: self.anchor.clone(),
+                        target: target.to_string(),
+                        paths: vec![vec![self.steps[i].join.clone()], vec![hop.join.name.clone()]],
+                    });
+                }
+                continue;
+            }
+            self.reached.insert(to.to_string(), self.steps.len());
+            self.steps.push(TreeStep {
+                join: hop.join.name.clone(),
+                from: from.to_string(),
+                to: to.to_string(),
+                on: hop.on_pairs().into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+                cardinality: hop.cardinality(),
+                declared: hop.join.cardinality.is_some(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The join names of a path, taking the alphabetically first join on hops
+/// with parallel joins (how paths are shown to the agent).
+fn path_join_names(graph: &JoinGraph<'_>, path: &[&str]) -> Vec<String> {
+    path.windows(2)
+        .filter_map(|p| graph.hops_between(p[0], p[1]).first().map(|h| h.join.name.clone()))
+        .collect()
+}
+
+fn choose_path<'m>(
+    graph: &JoinGraph<'m>,
+    anchor: &str,
+    target: &str,
+    mut paths: Vec<Vec<&'m str>>,
+    via: &[String],
+) -> Result<Vec<&'m str>, Issue> {
+    if paths.len() == 1 {
+        return Ok(paths.remove(0));
+    }
+    // Prefer the paths that use the most `via` joins; a unique winner is chosen.
+    let score = |p: &Vec<&str>| {
+        p.windows(2)
+            .map(|w| graph.hops_between(w[0], w[1]).iter().filter(|h| via.contains(&h.join.name)).count())
+            .sum::<usize>()
+    };
+    let best = paths.iter().map(score).max().unwrap_or(0);
+    let winners: Vec<&Vec<&str>> = paths.iter().filter(|p| score(p) == best).collect();
+    if best > 0 && winners.len() == 1 {
+        return Ok(winners[0].clone());
+    }
+    Err(Issue::AmbiguousPath {
+        anchor: anchor.to_string(),
+        target: target.to_string(),
+        paths: winners.iter().map(|p| path_join_names(graph, p)).collect(),
+    })
+}
+
+fn choose_join<'m>(graph: &JoinGraph<'m>, from: &str, to: &str, via: &[String]) -> Result<Hop<'m>, Issue> {
+    let mut hops = graph.hops_between(from, to);
+    if hops.len() == 1 {
+        return Ok(hops.remove(0));
+    }
+    let chosen: Vec<Hop<'m>> = hops.iter().filter(|h| via.contains(&h.join.name)).cloned().collect();
+    if chosen.len() == 1 {
+        return Ok(chosen.into_iter().next().expect("one element"));
+    }
+    let candidates = if chosen.is_empty() { hops } else { chosen };
+    Err(Issue::AmbiguousJoin {
+        from: from.to_string(),
+        to: to.to_string(),
+        candidates: candidates.iter().map(|h| h.join.name.clone()).collect(),
+    })
+}

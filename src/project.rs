@@ -1,0 +1,64 @@
+//! A project opened for use: the model, its catalog snapshot when there is
+//! one, and the directory they came from.
+//!
+//! Owns the one place where a directory becomes a checked model, so the CLI,
+//! the tools and the tests all see the same diagnostics.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{self, Catalog};
+use crate::model::{load_project, resolve_project_dir, Diagnostic, Diagnostics, SemanticModel};
+
+#[derive(Clone, Debug)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub model: SemanticModel,
+    pub catalog: Option<Catalog>,
+}
+
+impl Project {
+    /// Loads `dir` and overlays its catalog snapshot. Any diagnostic makes
+    /// the project unusable: all of them are returned together.
+    pub fn open(dir: &Path) -> Result<Project, Diagnostics> {
+        let dir = resolve_project_dir(dir);
+        let (model, diags) = load_project(&dir);
+        if !diags.is_empty() {
+            return Err(diags);
+        }
+        let snapshot = Catalog::load_snapshot(&dir).map_err(|msg| {
+            let mut d = Diagnostics::default();
+            d.push(Diagnostic::new(dir.join(catalog::SNAPSHOT_PATH), 0, "", msg));
+            d
+        })?;
+        Project::from_parts(dir, model, snapshot)
+    }
+
+    /// Builds a project from a model already loaded, overlaying `catalog`.
+    pub fn from_parts(dir: PathBuf, mut model: SemanticModel, catalog: Option<Catalog>) -> Result<Project, Diagnostics> {
+        if let Some(c) = &catalog {
+            let diags = catalog::overlay(&mut model, c);
+            if !diags.is_empty() {
+                return Err(diags);
+            }
+        }
+        Ok(Project { dir, model, catalog })
+    }
+
+    /// Replaces the catalog (after an engine introspected the source) and
+    /// re-checks the model against it.
+    pub fn with_catalog(self, catalog: Catalog) -> Result<Project, Diagnostics> {
+        let dir = self.dir.clone();
+        // Start from the model as declared, not as overlaid by an older catalog.
+        let (model, diags) = load_project(&dir);
+        if !diags.is_empty() {
+            return Err(diags);
+        }
+        Project::from_parts(dir, model, Some(catalog))
+    }
+
+    /// The source URL of `schemabrain.yaml`, with a relative `duckdb:` path
+    /// made relative to the project directory.
+    pub fn source(&self) -> Option<String> {
+        self.model.settings.source.as_deref().map(|s| crate::engine::resolve_source(s, &self.dir))
+    }
+}

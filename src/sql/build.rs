@@ -1,0 +1,163 @@
+//! Small builders over sqlparser's AST. This is the only file that touches
+//! sqlparser's large structs, so a sqlparser upgrade changes one file.
+//!
+//! The big structs (`Query`, `Select`, a table factor, a function call) have
+//! many dialect-specific fields and no `Default`; we take each from a parsed
+//! template once and fill in only what we use.
+
+use std::sync::OnceLock;
+
+use sqlparser::ast::{
+    BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, ObjectName,
+    ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem, SetExpr, Statement,
+    TableFactor, TableWithJoins, TimezoneInfo, Value,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+
+struct Templates {
+    query: Query,
+    table: TableFactor,
+    function: Function,
+}
+
+fn templates() -> &'static Templates {
+    static T: OnceLock<Templates> = OnceLock::new();
+    T.get_or_init(|| {
+        let stmt = Parser::parse_sql(&GenericDialect {}, "SELECT f(x) FROM s.t AS a")
+            .expect("template parses")
+            .remove(0);
+        let Statement::Query(query) = stmt else { unreachable!("template is a query") };
+        let SetExpr::Select(select) = query.body.as_ref() else { unreachable!("template is a select") };
+        let table = select.from[0].relation.clone();
+        let SelectItem::UnnamedExpr(Expr::Function(function)) = &select.projection[0] else {
+            unreachable!("template projects a function")
+        };
+        let function = function.clone();
+        Templates { query: *query, table, function }
+    })
+}
+
+/// A quoted identifier.
+pub fn ident(quote: char, name: &str) -> Ident {
+    Ident::with_quote(quote, name)
+}
+
+/// `"alias"."column"`.
+pub fn column(quote: char, alias: &str, column: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![ident(quote, alias), ident(quote, column)])
+}
+
+pub fn number(text: &str) -> Expr {
+    Expr::value(Value::Number(text.to_string(), false))
+}
+
+pub fn string(text: &str) -> Expr {
+    Expr::value(Value::SingleQuotedString(text.to_string()))
+}
+
+pub fn placeholder(text: String) -> Expr {
+    Expr::value(Value::Placeholder(text))
+}
+
+pub fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
+    Expr::BinaryOp { left: Box::new(left), op, right: Box::new(right) }
+}
+
+pub fn nested(e: Expr) -> Expr {
+    Expr::Nested(Box::new(e))
+}
+
+pub fn and_all(mut exprs: Vec<Expr>) -> Option<Expr> {
+    if exprs.is_empty() {
+        return None;
+    }
+    let first = exprs.remove(0);
+    Some(exprs.into_iter().fold(first, |acc, e| binary(acc, BinaryOperator::And, e)))
+}
+
+pub fn cast(e: Expr, data_type: DataType) -> Expr {
+    Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type, array: false, format: None }
+}
+
+pub fn date_type() -> DataType {
+    DataType::Date
+}
+
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(None, TimezoneInfo::None)
+}
+
+/// `name(args…)`, or `name(DISTINCT args…)`.
+pub fn function(name: &str, args: Vec<Expr>, distinct: bool) -> Expr {
+    let mut f = templates().function.clone();
+    f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]);
+    f.args = FunctionArguments::List(FunctionArgumentList {
+        duplicate_treatment: distinct.then_some(DuplicateTreatment::Distinct),
+        args: args.into_iter().map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a))).collect(),
+        clauses: Vec::new(),
+    });
+    Expr::Function(f)
+}
+
+/// `"schema"."table" AS "alias"`.
+pub fn table(quote: char, schema: &str, table: &str, alias: &str) -> TableFactor {
+    let mut t = templates().table.clone();
+    if let TableFactor::Table { name, alias: a, .. } = &mut t {
+        *name = ObjectName(vec![
+            ObjectNamePart::Identifier(ident(quote, schema)),
+            ObjectNamePart::Identifier(ident(quote, table)),
+        ]);
+        // The template's alias is `AS a`; only its name changes.
+        if let Some(a) = a {
+            a.name = ident(quote, alias);
+        }
+    }
+    t
+}
+
+pub fn left_join(relation: TableFactor, on: Expr) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::Left(JoinConstraint::On(on)) }
+}
+
+pub fn aliased(e: Expr, quote: char, alias: &str) -> SelectItem {
+    SelectItem::ExprWithAlias { expr: e, alias: ident(quote, alias) }
+}
+
+pub fn order_key(e: Expr, descending: bool, nulls_last: Option<bool>) -> OrderByExpr {
+    OrderByExpr {
+        expr: e,
+        options: OrderByOptions { asc: Some(!descending), nulls_first: nulls_last.map(|l| !l) },
+        with_fill: None,
+    }
+}
+
+/// The parts of a single-SELECT query.
+pub struct SelectParts {
+    pub projection: Vec<SelectItem>,
+    pub from: TableFactor,
+    pub joins: Vec<Join>,
+    pub selection: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub order_by: Vec<OrderByExpr>,
+    pub limit: Option<Expr>,
+}
+
+pub fn query(parts: SelectParts) -> Query {
+    let mut q = templates().query.clone();
+    let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
+    let select: &mut Select = select;
+    select.projection = parts.projection;
+    select.from = vec![TableWithJoins { relation: parts.from, joins: parts.joins }];
+    select.selection = parts.selection;
+    select.group_by = GroupByExpr::Expressions(parts.group_by, Vec::new());
+    q.order_by = (!parts.order_by.is_empty())
+        .then(|| OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
+    q.limit_clause = parts.limit.map(|limit| sqlparser::ast::LimitClause::LimitOffset {
+        limit: Some(limit),
+        offset: None,
+        limit_by: Vec::new(),
+    });
+    q
+}

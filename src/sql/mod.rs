@@ -1,0 +1,26 @@
+//! SQL generation: a `QueryPlan` lowered to a sqlparser AST and rendered for
+//! one dialect, with every value bound as a parameter.
+//!
+//! Owns the lowering (`emit`), the AST builders (`build`) and the dialect
+//! profiles (`dialect`).
+//!
+//! Architecture invariant: never opens a connection or reads files; the text
+//! it returns is one statement with no `;`, and no value from a request is
+//! ever pasted into it.
+
+mod build;
+mod dialect;
+mod emit;
+
+pub use dialect::{DateTrunc, Dialect, Placeholders};
+pub use emit::emit;
+
+use crate::ir::Value;
+
+/// SQL text with its parameters in placeholder order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompiledSql {
+    pub sql: String,
+    pub params: Vec<Value>,
+    pub dialect: &'static str,
+}

@@ -1,0 +1,87 @@
+//! Tool arguments as agents send them: serde types with generated JSON
+//! Schema, unknown fields rejected.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One filter: `{column, op, value}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilterArgs {
+    /// The filtered column as `entity.column`, e.g. `order.status`.
+    pub column: String,
+    /// One of eq ne lt lte gt gte in not_in is_null not_null.
+    pub op: String,
+    /// A scalar for comparisons, a list for in/not_in, omitted for is_null/not_null.
+    /// Dates and timestamps are ISO strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+}
+
+/// One ORDER BY key.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderByArgs {
+    /// The metric's name, a group_by column (`entity.column`) or the time
+    /// bucket (`metric_time`).
+    pub column: String,
+    /// `asc` (default) or `desc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+}
+
+/// Arguments of `get_metric` (and of `schemabrain compile` / `query`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetMetricArgs {
+    /// The metric's name, from list_metrics.
+    pub name: String,
+    /// Columns to group by, as `entity.column`, in output order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_by: Vec<String>,
+    /// Row filters, all of which must hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<FilterArgs>,
+    /// Bucket the metric by time: hour, day, week (ISO, Monday), month, quarter or year.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_grain: Option<String>,
+    /// The time column to bucket by (`entity.column`) when the metric has none of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_dimension: Option<String>,
+    /// Ordering; the remaining output keys are appended ascending as tie-breaks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order_by: Vec<OrderByArgs>,
+    /// Rows at most, 1..10000; default 1000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Join names that choose among ambiguous paths or parallel joins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
+    /// SQL dialect of `data.sql`; default the project's, else duckdb.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
+    /// Plan and compile only; nothing is executed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+}
+
+/// Arguments of tools that take one name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameArgs {
+    /// The entity's name, from list_entities.
+    pub name: String,
+}
+
+/// Arguments of `resolve_join`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveJoinArgs {
+    /// One entity (order does not matter).
+    pub entity_a: String,
+    /// The other entity.
+    pub entity_b: String,
+    /// A join name, when several joins connect the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}

@@ -1,0 +1,214 @@
+//! The semantic-layer browsing tools: list_metrics, list_entities,
+//! describe_entity, list_joins, resolve_join. Pure reads of the model.
+
+use serde_json::{json, Value as Json};
+
+use super::args::{NameArgs, ResolveJoinArgs};
+use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
+use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel, CATASTROPHIC_CATEGORIES};
+use crate::plan::JoinGraph;
+use crate::project::Project;
+
+fn call(tool: &str, args: Json) -> Recovery {
+    Recovery::call(tool, args)
+}
+
+fn listing(items: Vec<Json>, empty_hint: &str) -> Envelope {
+    let n = items.len();
+    let data = json!({"items": items, "count": n});
+    if n == 0 {
+        Envelope::empty(Some(data)).with_follow_up_hints(&[empty_hint])
+    } else {
+        Envelope::success(data).with_confidence(Confidence::High)
+    }
+}
+
+pub fn list_metrics(project: &Project) -> Envelope {
+    let items = project
+        .model
+        .metrics
+        .values()
+        .map(|m| {
+            json!({
+                "name": m.name,
+                "description": m.description,
+                "entity": m.entity,
+                "aggregation": m.measure.agg.as_str(),
+                "measure_columns": m.measure.columns(),
+                "time_dimension": m.time_dimension.as_ref().map(ToString::to_string),
+                "time_grains": m.time_grains.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+                "origin": m.origin.as_str(),
+            })
+        })
+        .collect();
+    listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])
+}
+
+pub fn list_entities(project: &Project) -> Envelope {
+    let items = project
+        .model
+        .entities
+        .values()
+        .map(|e| {
+            json!({
+                "name": e.name,
+                "description": e.description,
+                "qualified_table": e.table.to_string(),
+                "identity": e.identity,
+                "origin": e.origin.as_str(),
+            })
+        })
+        .collect();
+    listing(items, "list_metrics").with_follow_up_hints(&["describe_entity", "list_metrics"])
+}
+
+fn entity_or_error<'m>(model: &'m SemanticModel, name: &str) -> Result<&'m Entity, ToolError> {
+    if !is_identifier(name) {
+        return Err(ToolError::new(FailureKind::MalformedName,
+            format!("`{}` is not an entity name: names use letters, digits and `_`.", crate::ir::echo_name(name)),
+            Recovery::call("list_entities", Json::Null),
+        ));
+    }
+    model.entity(name).ok_or_else(|| {
+        ToolError::new(FailureKind::UnknownName,
+            format!("Entity `{name}` is not defined; list_entities shows the entities there are."),
+            Recovery::call("list_entities", Json::Null)
+                .with_fuzzy_matches(close_matches(name, model.entities.keys().map(String::as_str))),
+        )
+    })
+}
+
+pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
+    let model = &project.model;
+    let e = match entity_or_error(model, &args.name) {
+        Ok(e) => e,
+        Err(err) => return Envelope::error(err),
+    };
+    let blocked = model.pii_policy.blocked();
+    let columns: Vec<Json> = e
+        .columns
+        .iter()
+        .map(|c| {
+            let tag = model.pii_policy.tag(&e.table, &c.name);
+            let categories: Vec<String> = tag.map(|t| t.categories.clone()).unwrap_or_default();
+            let redacted = categories.iter().any(|c| blocked.contains(c));
+            let catastrophic = categories.iter().any(|c| CATASTROPHIC_CATEGORIES.contains(&c.as_str()));
+            json!({
+                "name": c.name,
+                "data_type": c.data_type,
+                "nullable": c.nullable,
+                "description": if redacted { None } else { c.description.clone() },
+                "pii_sensitivity": tag.map(|t| t.sensitivity.clone()),
+                // Only blocked categories are named; the rest stay private.
+                "pii_categories": if catastrophic || redacted { categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { categories },
+                "redacted": redacted,
+            })
+        })
+        .collect();
+    let graph = JoinGraph::new(model);
+    let mut reachable: Vec<Json> = Vec::new();
+    for other in model.entities.keys().filter(|n| **n != e.name) {
+        let paths = graph.shortest_paths(&e.name, other);
+        if let Some(p) = paths.first() {
+            reachable.push(json!({"entity": other, "hops": p.len() - 1, "paths": paths.len()}));
+        }
+    }
+    let metrics: Vec<&str> = model.metrics.values().filter(|m| m.entity == e.name).map(|m| m.name.as_str()).collect();
+    let joins: Vec<&str> = model
+        .joins
+        .values()
+        .filter(|j| j.source_entity == e.name || j.target_entity == e.name)
+        .map(|j| j.name.as_str())
+        .collect();
+    Envelope::success(json!({
+        "name": e.name,
+        "description": e.description,
+        "qualified_table": e.table.to_string(),
+        "identity": e.identity,
+        "origin": e.origin.as_str(),
+        "columns": columns,
+        "metrics": metrics,
+        "joins": joins,
+        "reachable_entities": reachable,
+    }))
+    .with_confidence(Confidence::High)
+    .with_follow_up_hints(&["get_metric", "resolve_join"])
+}
+
+fn join_json(j: &Join) -> Json {
+    json!({
+        "name": j.name,
+        "description": j.description,
+        "source_entity": j.source_entity,
+        "target_entity": j.target_entity,
+        "on": j.on.iter().map(|k| json!({"source_column": k.source, "target_column": k.target})).collect::<Vec<_>>(),
+        "cardinality": j.cardinality.map(|c| c.as_str()),
+        "origin": j.origin.as_str(),
+    })
+}
+
+pub fn list_joins(project: &Project) -> Envelope {
+    let items = project.model.joins.values().map(join_json).collect();
+    listing(items, "list_entities").with_follow_up_hints(&["resolve_join", "get_metric"])
+}
+
+pub fn resolve_join(project: &Project, args: &ResolveJoinArgs) -> Envelope {
+    let model = &project.model;
+    for name in [&args.entity_a, &args.entity_b] {
+        if let Err(err) = entity_or_error(model, name) {
+            return Envelope::error(err);
+        }
+    }
+    let (a, b) = (&args.entity_a, &args.entity_b);
+    let between: Vec<&Join> = model
+        .joins
+        .values()
+        .filter(|j| (&j.source_entity == a && &j.target_entity == b) || (&j.source_entity == b && &j.target_entity == a))
+        .collect();
+    let names: Vec<String> = between.iter().map(|j| j.name.clone()).collect();
+    let chosen = match (&args.name, between.len()) {
+        (_, 0) => {
+            return Envelope::error(ToolError::new(FailureKind::NoCanonicalJoin,
+                format!("No canonical join connects `{a}` and `{b}` directly; describe_entity of `{a}` lists what it reaches and how far."),
+                call("describe_entity", json!({"name": a})),
+            ))
+        }
+        (None, 1) => between[0],
+        (None, _) => {
+            return Envelope::error(ToolError::new(FailureKind::AmbiguousJoin,
+                format!("`{a}` and `{b}` are joined in {} ways: {}; pass name.", names.len(), names.join(", ")),
+                call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+            ))
+        }
+        (Some(n), _) => match between.iter().find(|j| &j.name == n) {
+            Some(j) => j,
+            None if model.join(n).is_some() => {
+                return Envelope::error(ToolError::new(FailureKind::JoinNameMismatch,
+                    format!("Join `{n}` does not connect `{a}` and `{b}`; joins between them: {}.", names.join(", ")),
+                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+                ))
+            }
+            None => {
+                return Envelope::error(ToolError::new(FailureKind::UnknownJoinName,
+                    format!("`{}` is not a join; joins between `{a}` and `{b}`: {}.", crate::ir::echo_name(n), names.join(", ")),
+                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+                ))
+            }
+        },
+    };
+    let src = &model.entities[&chosen.source_entity];
+    let tgt = &model.entities[&chosen.target_entity];
+    let on: Vec<String> = chosen
+        .on
+        .iter()
+        .map(|k| format!("\"{}\".\"{}\" = \"{}\".\"{}\"", src.name, k.source, tgt.name, k.target))
+        .collect();
+    let mut data = join_json(chosen);
+    if let Json::Object(m) = &mut data {
+        m.insert(
+            "sql_skeleton".into(),
+            format!("JOIN \"{}\".\"{}\" AS \"{}\" ON {}", tgt.table.schema, tgt.table.table, tgt.name, on.join(" AND ")).into(),
+        );
+    }
+    Envelope::success(data).with_confidence(Confidence::High).with_follow_up_hints(&["get_metric"])
+}

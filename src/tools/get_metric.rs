@@ -1,0 +1,180 @@
+//! `get_metric`: resolve, plan, compile and (unless `dry_run`) execute one
+//! metric, answering in one envelope. `schemabrain compile` and `query` are
+//! this same function.
+
+use serde_json::{json, Value as Json};
+
+use super::args::{FilterArgs, GetMetricArgs};
+use super::recovery::issue_error;
+use crate::engine::{Engine, EngineError, Limits, ResultSet};
+use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
+use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
+use crate::model::{Aggregation, Literal, MeasureOperand};
+use crate::plan::{self, Degradation, QueryPlan};
+use crate::project::Project;
+use crate::sql::{self, CompiledSql, Dialect};
+
+/// Where (and whether) to run the compiled SQL.
+pub enum Execution<'e> {
+    /// Compile only (`compile`, `dry_run`).
+    DryRun,
+    Run { engine: &'e dyn Engine, limits: Limits },
+}
+
+pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<'_>) -> Envelope {
+    let dialect_name = args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| "duckdb".into());
+    let dialect = match Dialect::from_name(&dialect_name) {
+        Ok(d) => d,
+        Err(message) => {
+            let mut fixed = args.clone();
+            fixed.dialect = Some("duckdb".into());
+            let recovery = Recovery::call("get_metric", args_object(&fixed)).with_fuzzy_matches(
+                crate::model::close_matches(&dialect_name, Dialect::supported()),
+            );
+            return Envelope::error(ToolError::new(FailureKind::MalformedName, message, recovery));
+        }
+    };
+    let request = match request_of(args) {
+        Ok(r) => r,
+        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+    };
+    let planned = ir::resolve(&project.model, &request).and_then(|q| plan::plan(&project.model, &q));
+    let plan = match planned {
+        Ok(p) => p,
+        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+    };
+    let compiled = sql::emit(&plan, dialect);
+    let mut notes = plan.notes.clone();
+    let result = match execution {
+        Execution::DryRun => {
+            if project.catalog.is_none() {
+                notes.push("Compiled offline without a catalog snapshot: column types are the model's declared ones.".into());
+            }
+            None
+        }
+        Execution::Run { engine, limits } => match engine.execute(&compiled, limits) {
+            Ok(rs) => Some(rs),
+            Err(e) => return Envelope::error(engine_error(args, e)),
+        },
+    };
+    answer(project, &plan, &compiled, result, notes)
+}
+
+/// The tool's JSON arguments as the resolver's request. Only value shapes
+/// can fail here (a filter value that is an object, say).
+fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
+    let filters = args.filters.iter().map(filter_of).collect::<Result<Vec<_>, _>>()?;
+    Ok(MetricRequest {
+        name: args.name.clone(),
+        group_by: args.group_by.clone(),
+        filters,
+        time_grain: args.time_grain.clone(),
+        time_dimension: args.time_dimension.clone(),
+        order_by: args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect(),
+        limit: args.limit,
+        via: args.via.clone(),
+    })
+}
+
+fn filter_of(f: &FilterArgs) -> Result<FilterArg, ir::Issue> {
+    let bad = |what: &str| ir::Issue::Malformed {
+        argument: "filters".into(),
+        message: format!("filter on `{}`: {what}", f.column),
+    };
+    let literal = |v: &Json| -> Result<Literal, ir::Issue> {
+        match v {
+            Json::Bool(b) => Ok(Literal::Bool(*b)),
+            Json::Number(n) => Ok(n.as_i64().map(Literal::Int).unwrap_or_else(|| Literal::Float(n.as_f64().unwrap_or(f64::NAN)))),
+            Json::String(s) => Ok(Literal::Text(s.clone())),
+            _ => Err(bad("values must be strings, numbers or booleans")),
+        }
+    };
+    let value = match &f.value {
+        None | Some(Json::Null) => FilterValue::None,
+        Some(Json::Array(items)) => FilterValue::List(items.iter().map(literal).collect::<Result<_, _>>()?),
+        Some(v) => FilterValue::Scalar(literal(v)?),
+    };
+    Ok(FilterArg { column: f.column.clone(), op: f.op.clone(), value })
+}
+
+/// The arguments as a JSON object, for a recovery's `suggested_args`.
+pub(super) fn args_object(args: &GetMetricArgs) -> Json {
+    serde_json::to_value(args).unwrap_or(Json::Null)
+}
+
+fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
+    let mut dry = args.clone();
+    dry.dry_run = true;
+    let recovery = Recovery::call("get_metric", args_object(&dry));
+    match e {
+        EngineError::Timeout(_) => ToolError::timeout(format!("{e}; narrow the request (filters, a coarser grain, a smaller limit) or inspect the SQL with dry_run")).with_recovery(recovery),
+        _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
+    }
+}
+
+fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: Option<ResultSet>, notes: Vec<String>) -> Envelope {
+    let columns = output_columns(project, plan, result.as_ref());
+    let mut data = json!({
+        "columns": columns,
+        "sql": compiled.sql,
+        "dialect": compiled.dialect,
+        "params": compiled.params.iter().map(ir::Value::to_json).collect::<Vec<_>>(),
+        "joins": plan.joins.iter().map(|j| json!({
+            "name": j.join,
+            "from": j.from_alias,
+            "to": j.to.alias,
+            "cardinality": j.cardinality.as_str(),
+            "fans_out": j.fans_out(),
+        })).collect::<Vec<_>>(),
+        "time_dimension_resolution": plan.time_resolution.map(|t| t.as_str()),
+        "notes": notes,
+    });
+    let rows_empty = result.as_ref().is_some_and(|r| r.rows.is_empty());
+    let truncated = result.as_ref().is_some_and(|r| r.truncated);
+    if let (Some(rs), Json::Object(m)) = (result, &mut data) {
+        m.insert("row_count".into(), rs.rows.len().into());
+        m.insert("truncated".into(), rs.truncated.into());
+        m.insert("rows".into(), Json::Array(rs.rows.into_iter().map(Json::Array).collect()));
+    }
+    let degradation = plan.degradations.first().map(|d| match d {
+        Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
+        Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
+    });
+    let envelope = match degradation {
+        Some(reason) => Envelope::degraded(data, reason).with_confidence(Confidence::Medium),
+        None if rows_empty => Envelope::empty(Some(data)).with_confidence(Confidence::High),
+        None if truncated => Envelope::partial(data).with_confidence(Confidence::High),
+        None => Envelope::success(data).with_confidence(Confidence::High),
+    };
+    envelope.with_follow_up_hints(&["describe_entity", "list_metrics"])
+}
+
+/// `data.columns`: time bucket, group-bys, metric, each with a type and a role.
+/// Types come from the result when there is one, else from the model.
+fn output_columns(project: &Project, plan: &QueryPlan, result: Option<&ResultSet>) -> Vec<Json> {
+    let model = &project.model;
+    let declared = |c: &crate::model::ColumnRef| {
+        model.entity(&c.entity).and_then(|e| e.column(&c.column)).and_then(|c| c.data_type.clone())
+    };
+    let mut cols: Vec<(String, Option<String>, &str)> = Vec::new();
+    if let Some(t) = &plan.time {
+        cols.push((t.output_name.clone(), declared(&t.dimension), "time"));
+    }
+    for g in &plan.group_by {
+        cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
+    }
+    let metric_type = match (&plan.measure.agg, &plan.measure.operand) {
+        (Aggregation::Count | Aggregation::CountDistinct, _) => Some("bigint".to_string()),
+        (Aggregation::Avg, _) => Some("double".to_string()),
+        (_, MeasureOperand::Column(c)) => model.entity(&plan.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone()),
+        _ => None,
+    };
+    cols.push((plan.metric.clone(), metric_type, "metric"));
+    cols.into_iter()
+        .enumerate()
+        .map(|(i, (name, ty, role))| {
+            let ty = result.and_then(|r| r.columns.get(i)).map(|c| c.data_type.to_ascii_lowercase()).or(ty);
+            json!({"name": name, "type": ty, "role": role})
+        })
+        .collect()
+}

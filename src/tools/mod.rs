@@ -1,0 +1,63 @@
+//! The tools: one function per tool, `(&Project, typed args) → Envelope`.
+//! All behaviour an agent or a CLI user sees lives here; `cli` (and later
+//! `mcp`) only parse arguments and print.
+//!
+//! Owns the mapping from planner issues and engine failures to the charter's
+//! error kinds, each with a recovery that leads somewhere.
+//!
+//! Architecture invariant: no clap, no rmcp, no printing.
+
+mod args;
+mod browse;
+mod get_metric;
+mod recovery;
+
+pub use args::{FilterArgs, GetMetricArgs, NameArgs, OrderByArgs, ResolveJoinArgs};
+pub use browse::{describe_entity, list_entities, list_joins, list_metrics, resolve_join};
+pub use get_metric::{get_metric, Execution};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
+use crate::project::Project;
+
+/// Names of the tools `call` knows.
+pub const TOOL_NAMES: [&str; 6] = ["get_metric", "list_metrics", "list_entities", "describe_entity", "list_joins", "resolve_join"];
+
+/// Calls a tool by name with JSON arguments, as an agent would. Unknown
+/// tools and arguments that do not fit the tool's schema (unknown fields
+/// included) are `malformed_name` errors naming what is wrong.
+pub fn call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
+    match tool {
+        "get_metric" => with_args(tool, args, |a: GetMetricArgs| {
+            let execution = if a.dry_run { Execution::DryRun } else { execution };
+            get_metric(project, &a, execution)
+        }),
+        "list_metrics" => with_args(tool, args, |_: NoArgs| list_metrics(project)),
+        "list_entities" => with_args(tool, args, |_: NoArgs| list_entities(project)),
+        "describe_entity" => with_args(tool, args, |a: NameArgs| describe_entity(project, &a)),
+        "list_joins" => with_args(tool, args, |_: NoArgs| list_joins(project)),
+        "resolve_join" => with_args(tool, args, |a: ResolveJoinArgs| resolve_join(project, &a)),
+        other => Envelope::error(ToolError::new(FailureKind::MalformedName,
+            format!("unknown tool `{}`; tools: {}", crate::ir::echo_name(other), TOOL_NAMES.join(", ")),
+            Recovery::none().with_fuzzy_matches(crate::model::close_matches(other, TOOL_NAMES)),
+        )),
+    }
+}
+
+/// Tools without arguments accept `{}` (or null) and nothing else.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+fn with_args<A: DeserializeOwned>(tool: &str, args: &Json, f: impl FnOnce(A) -> Envelope) -> Envelope {
+    let args = if args.is_null() { Json::Object(Default::default()) } else { args.clone() };
+    match serde_json::from_value::<A>(args) {
+        Ok(a) => f(a),
+        Err(e) => Envelope::error(ToolError::new(FailureKind::MalformedName,
+            format!("invalid arguments for {tool}: {e}"),
+            Recovery::none(),
+        )),
+    }
+}

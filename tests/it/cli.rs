@@ -1,0 +1,126 @@
+//! The binary as a user runs it: exit codes 0/1/2, `--json` prints exactly
+//! one JSON document (a valid envelope) in every case, results on stdout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use schemabrain::envelope::{Envelope, Status};
+
+use crate::common::{demo_warehouse, entries, repo};
+
+fn run(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schemabrain")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+fn envelope_of(out: &Output) -> Envelope {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not one envelope ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// A scratch copy of the demo model (no warehouse), so tests that write a
+/// catalog snapshot never touch the clone.
+fn scratch_demo(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    schemabrain::demo::materialize(&dir).expect("materialize");
+    dir
+}
+
+#[test]
+fn compile_prints_sql_for_a_metric_file() {
+    let out = run(&["compile", "semantics/demo/metrics/revenue.yaml", "--project", "semantics/demo", "--group-by", "customer.country", "--grain", "month", "--filter", "order.amount >= 10"], &repo(""));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("SELECT"), "{stdout}");
+    assert!(stdout.contains("date_trunc('month', \"order\".\"ordered_at\")"), "{stdout}");
+    assert!(stdout.contains("\"order\".\"amount\" >= $2"), "{stdout}");
+    assert!(stdout.contains("-- $1 = \"cancelled\"") && stdout.contains("-- $2 = 10.0"), "{stdout}");
+}
+
+#[test]
+fn compile_a_new_metric_file_from_outside_the_project() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outside-metric");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big_orders.yaml");
+    std::fs::write(&file, "version: 1\nname: big_order_count\nentity: order\nmeasure: {agg: count, column: id}\nfilter:\n  - {column: order.amount, op: gt, value: 500}\n").unwrap();
+    let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo", "--json"], &repo(""));
+    assert_eq!(out.status.code(), Some(0));
+    let env = envelope_of(&out);
+    assert_eq!(env.status(), Status::Success);
+    let data = env.data().unwrap();
+    assert!(data["sql"].as_str().unwrap().contains("count(\"order\".\"id\") AS \"big_order_count\""));
+    assert!(data.get("rows").is_none(), "compile has no rows");
+}
+
+#[test]
+fn refused_or_invalid_requests_exit_1_with_one_json_document() {
+    let out = run(&["compile", "revenu", "--project", "semantics/demo", "--json"], &repo(""));
+    assert_eq!(out.status.code(), Some(1));
+    let env = envelope_of(&out);
+    assert_eq!(env.tool_error().unwrap().kind().as_str(), "unknown_metric");
+    let out = run(&["compile", "revenue", "--project", "semantics/demo", "--filter", "order.status"], &repo(""));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing on stdout for a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("entity.column OP value"));
+}
+
+#[test]
+fn operational_failures_exit_2_with_one_json_document() {
+    let out = run(&["query", "revenue", "--project", "semantics/demo", "--source", "duckdb:/nonexistent/x.duckdb", "--json"], &repo(""));
+    assert_eq!(out.status.code(), Some(2));
+    let env = envelope_of(&out);
+    assert_eq!(env.tool_error().unwrap().code().as_str(), "QUERY_FAILED");
+    let bad = entries(&repo("tests/bad_projects"), "").into_iter().find(|p| p.is_dir()).expect("a bad project");
+    let out = run(&["compile", "anything", "--project", bad.to_str().unwrap(), "--json"], &repo(""));
+    assert_eq!(out.status.code(), Some(2));
+    envelope_of(&out);
+    let out = run(&["check", "--project", bad.to_str().unwrap()], &repo(""));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out.stderr.is_empty());
+}
+
+#[test]
+fn query_runs_on_the_warehouse_and_writes_the_catalog_snapshot() {
+    let dir = scratch_demo("query-demo");
+    let source = format!("duckdb:{}", demo_warehouse().display());
+    let out = run(&["query", "order_count", "--project", dir.to_str().unwrap(), "--source", &source, "--group-by", "order.status", "--json"], &repo(""));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = envelope_of(&out);
+    let data = env.data().unwrap();
+    let total: i64 = data["rows"].as_array().unwrap().iter().map(|r| r[1].as_i64().unwrap()).sum();
+    assert_eq!(total, 120_000, "every order counted once across statuses");
+    let snapshot = dir.join(".schemabrain/catalog.json");
+    assert!(snapshot.is_file());
+    // compile now type-checks against the snapshot, offline.
+    let out = run(&["compile", "order_count", "--project", dir.to_str().unwrap(), "--filter", "order.amount gt abc"], &repo(""));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("decimal(12,2)"));
+}
+
+#[test]
+fn check_reports_a_clean_demo() {
+    let out = run(&["check", "--project", "semantics/demo"], &repo(""));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("8 entities"));
+}
+
+#[test]
+fn the_embedded_demo_matches_semantics_demo() {
+    let dir = repo("semantics/demo");
+    let mut on_disk = Vec::new();
+    for sub in ["entities", "joins", "metrics"] {
+        for f in entries(&dir.join(sub), ".yaml") {
+            on_disk.push(format!("{sub}/{}", f.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    for f in ["pii_policy.yaml", "schemabrain.yaml"] {
+        on_disk.push(f.to_string());
+    }
+    on_disk.sort();
+    let mut embedded: Vec<String> = schemabrain::demo::PROJECT_FILES.iter().map(|(p, _)| p.to_string()).collect();
+    embedded.sort();
+    assert_eq!(embedded, on_disk, "update PROJECT_FILES in src/demo.rs");
+    for (rel, text) in schemabrain::demo::PROJECT_FILES {
+        assert_eq!(&std::fs::read_to_string(dir.join(rel)).unwrap(), text, "{rel}");
+    }
+}

@@ -1,0 +1,111 @@
+//! Shared test helpers: paths, the demo project, a demo warehouse built once
+//! per content of its generator, YAML test files read as JSON.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use schemabrain::engine::{DuckDbEngine, Engine, Limits};
+use schemabrain::project::Project;
+
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Sorted files (or directories) directly under `dir` whose name ends with `suffix`.
+pub fn entries(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(suffix)))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether goldens should be rewritten instead of compared.
+pub fn updating() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some()
+}
+
+/// Compares `actual` with the file at `path`; writes it when missing or when
+/// UPDATE_GOLDEN is set, failing in the missing case so the new file is seen.
+pub fn check_golden(path: &Path, actual: &str) {
+    let expected = std::fs::read_to_string(path).ok();
+    if updating() || expected.is_none() {
+        std::fs::create_dir_all(path.parent().expect("golden has a parent")).expect("create golden dir");
+        std::fs::write(path, actual).expect("write golden");
+        assert!(expected.is_some() || updating(), "wrote missing golden {}; check it and commit it", path.display());
+        return;
+    }
+    let expected = expected.expect("checked above");
+    if expected != actual {
+        panic!(
+            "golden mismatch for {}\n--- expected\n{expected}\n--- actual\n{actual}\n(re-run with UPDATE_GOLDEN=1 to accept)",
+            path.display()
+        );
+    }
+}
+
+/// The demo project as declared (no catalog).
+pub fn demo_project() -> &'static Project {
+    static P: OnceLock<Project> = OnceLock::new();
+    P.get_or_init(|| Project::open(&repo("semantics/demo")).unwrap_or_else(|d| panic!("demo does not load:\n{d}")))
+}
+
+/// The demo warehouse, built once per generator content into the cargo
+/// target's test temp dir (not the clone).
+pub fn demo_warehouse() -> &'static Path {
+    static W: OnceLock<PathBuf> = OnceLock::new();
+    W.get_or_init(|| {
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in schemabrain::demo::WAREHOUSE_SQL.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("demo-{h:016x}"));
+        schemabrain::demo::ensure_warehouse(&dir).expect("demo warehouse builds");
+        dir.join(schemabrain::demo::WAREHOUSE_FILE)
+    })
+}
+
+pub fn demo_engine() -> DuckDbEngine {
+    let w = demo_warehouse();
+    DuckDbEngine::open_read_only(w, &format!("duckdb:{}", w.display())).expect("warehouse opens")
+}
+
+/// The demo project checked against the warehouse's real catalog.
+pub fn demo_project_with_catalog() -> &'static Project {
+    static P: OnceLock<Project> = OnceLock::new();
+    P.get_or_init(|| {
+        let catalog = demo_engine().introspect().expect("introspects");
+        demo_project().clone().with_catalog(catalog).unwrap_or_else(|d| panic!("demo disagrees with its warehouse:\n{d}"))
+    })
+}
+
+pub fn limits() -> Limits {
+    Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
+}
+
+/// A YAML test file read as JSON (test data only).
+pub fn yaml_file_as_json(path: &Path) -> serde_json::Value {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    fn conv(y: &Yaml) -> serde_json::Value {
+        match y {
+            Yaml::Value(Scalar::Null) => serde_json::Value::Null,
+            Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
+            Yaml::Value(Scalar::Integer(i)) => (*i).into(),
+            Yaml::Value(Scalar::FloatingPoint(f)) => f.into_inner().into(),
+            Yaml::Value(Scalar::String(s)) => s.to_string().into(),
+            Yaml::Sequence(v) => v.iter().map(conv).collect(),
+            Yaml::Mapping(m) => m
+                .iter()
+                .map(|(k, v)| (k.as_str().map(str::to_string).unwrap_or_else(|| format!("{k:?}")), conv(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+            other => panic!("unsupported YAML in test data: {other:?}"),
+        }
+    }
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let docs = Yaml::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    conv(&docs[0])
+}

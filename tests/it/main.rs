@@ -1,0 +1,18 @@
+//! The one integration-test binary (each test binary links DuckDB, so there
+//! is only one). Modules by concern; data-driven suites read their cases
+//! from files under `tests/` and `dialects/`.
+
+mod common;
+
+// The envelope's invariants and wire shape.
+mod envelope;
+// Broken projects give clear diagnostics, good ones load.
+mod loader;
+// Golden SQL per dialect, one case per file.
+mod golden;
+// Answers on the demo warehouse equal hand-written SQL.
+mod oracle;
+// Every error kind the planner raises, and its recovery followed.
+mod recovery;
+// The binary: exit codes, --json, stdout discipline.
+mod cli;

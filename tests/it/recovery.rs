@@ -1,0 +1,194 @@
+//! Every error kind the planner can raise, on the demo model: the kind and
+//! code are right, and the suggested call — made exactly as given — answers
+//! (success or empty) or at least narrows the problem (a different error).
+
+use serde_json::{json, Value as Json};
+
+use schemabrain::envelope::{Envelope, Status};
+use schemabrain::tools::{self, Execution};
+
+use crate::common::demo_project;
+
+fn dry(args: Json) -> Envelope {
+    let mut a = args;
+    a["dry_run"] = true.into();
+    tools::call(demo_project(), "get_metric", &a, Execution::DryRun)
+}
+
+/// Asserts the kind, then follows the recovery and returns what it answered.
+fn fails_then_recovers(args: Json, kind: &str) -> Envelope {
+    let env = dry(args.clone());
+    let err = env.tool_error().unwrap_or_else(|| panic!("{args} should fail with {kind}, got {}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(err.kind().as_str(), kind, "{args}: {}", err.message());
+    assert_eq!(env.status(), Status::Error);
+    assert!(env.data().is_none());
+    let r = err.recovery();
+    let tool = r.suggested_tool().unwrap_or_else(|| panic!("{kind}: no suggested tool"));
+    let mut next_args = Json::Object(r.suggested_args().cloned().unwrap_or_default());
+    if tool == "get_metric" {
+        next_args["dry_run"] = true.into();
+    }
+    let next = tools::call(demo_project(), tool, &next_args, Execution::DryRun);
+    match next.tool_error() {
+        None => assert!(matches!(next.status(), Status::Success | Status::Empty | Status::Degraded), "{kind} → {tool}: {:?}", next.status()),
+        Some(e) => assert_ne!(e.kind().as_str(), kind, "{kind}: the recovery {tool} {next_args} repeats the same error"),
+    }
+    next
+}
+
+#[test]
+fn unknown_metric_suggests_list_metrics_with_close_matches() {
+    let env = dry(json!({"name": "revenu"}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.recovery().fuzzy_matches()[0], "revenue");
+    assert_eq!(err.code().as_str(), "NOT_FOUND");
+    let next = fails_then_recovers(json!({"name": "revenu"}), "unknown_metric");
+    let names: Vec<&str> = next.data().unwrap()["items"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"revenue"));
+}
+
+#[test]
+fn huge_names_are_echoed_bounded() {
+    let name = "x".repeat(100_000);
+    let env = dry(json!({"name": name}));
+    let msg = env.tool_error().unwrap().message();
+    assert!(msg.len() < 2_000, "message of {} chars", msg.len());
+    assert!(msg.contains(&format!("{}...", "x".repeat(200))));
+}
+
+#[test]
+fn malformed_names_and_values() {
+    fails_then_recovers(json!({"name": "revenue", "group_by": ["country"]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "group_by": ["customer.coun try"]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "limit": 0}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "limit": 10001}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.amount", "op": "gt", "value": "lots"}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.ordered_at", "op": "gt", "value": "2024-13-45"}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "like", "value": "x"}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "is_null", "value": "x"}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "in", "value": []}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "order_by": [{"column": "revenue", "direction": "up"}]}), "malformed_name");
+    // The message names the column, its type and an example.
+    let env = dry(json!({"name": "revenue", "filters": [{"column": "order.amount", "op": "gt", "value": "lots"}]}));
+    let msg = env.tool_error().unwrap().message().to_string();
+    assert!(msg.contains("order.amount") && msg.contains("decimal") && msg.contains("19.99"), "{msg}");
+}
+
+#[test]
+fn unknown_entity_is_unknown_name() {
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["custmer.country"]}), "unknown_name");
+    assert_eq!(next.status(), Status::Success);
+    let env = dry(json!({"name": "revenue", "group_by": ["custmer.country"]}));
+    assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches()[0], "customer");
+}
+
+#[test]
+fn unknown_columns_by_role() {
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["customer.contry"]}), "unknown_group_by_column");
+    assert_eq!(next.data().unwrap()["name"], "customer");
+    let env = dry(json!({"name": "revenue", "group_by": ["customer.contry"]}));
+    assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches()[0], "customer.country");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.stat", "op": "eq", "value": "x"}]}), "unknown_filter_column");
+    fails_then_recovers(json!({"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "customer.segment"}]}), "unknown_order_by_column");
+}
+
+#[test]
+fn invalid_time_grain_lists_the_allowed_ones() {
+    fails_then_recovers(json!({"name": "revenue", "time_grain": "fortnight"}), "invalid_time_grain");
+    // A real grain the metric does not declare (revenue has no hour).
+    let env = dry(json!({"name": "revenue", "time_grain": "hour"}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "invalid_time_grain");
+    assert!(err.message().contains("day") && err.message().contains("year"), "{}", err.message());
+    fails_then_recovers(json!({"name": "revenue", "time_grain": "hour"}), "invalid_time_grain");
+}
+
+#[test]
+fn grain_finer_than_a_date_is_grain_mismatch() {
+    // customer_count buckets customer.signup_date, a DATE: no hours in it.
+    let next = fails_then_recovers(json!({"name": "customer_count", "time_grain": "hour"}), "grain_mismatch");
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
+fn unknown_via_join_suggests_list_joins() {
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["region.name"], "via": ["order_stores"]}), "unknown_via_join");
+    assert_eq!(next.status(), Status::Success);
+    let env = dry(json!({"name": "revenue", "via": ["order_stores"]}));
+    assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches()[0], "order_store");
+}
+
+#[test]
+fn unreachable_entity_suggests_describing_the_anchor() {
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["campaign_spend.channel"]}), "unreachable_entity");
+    let reachable: Vec<&str> = next.data().unwrap()["reachable_entities"].as_array().unwrap().iter().map(|r| r["entity"].as_str().unwrap()).collect();
+    assert!(reachable.contains(&"customer") && !reachable.contains(&"campaign_spend"), "{reachable:?}");
+}
+
+#[test]
+fn ambiguous_path_recovery_picks_one_path() {
+    let env = dry(json!({"name": "revenue", "group_by": ["region.name"]}));
+    let msg = env.tool_error().unwrap().message().to_string();
+    assert!(msg.contains("order_store → store_region") && msg.contains("order_customer → customer_region"), "{msg}");
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["region.name"]}), "ambiguous_path");
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
+fn ambiguous_join_recovery_picks_one_join() {
+    let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["address.city"]}), "ambiguous_join");
+    assert_eq!(next.status(), Status::Success);
+    let joins = &next.data().unwrap()["joins"];
+    assert_eq!(joins[0]["name"], "order_billing_address");
+}
+
+#[test]
+fn ambiguous_time_dimension_recovery_names_one() {
+    let env = dry(json!({"name": "units_sold", "time_grain": "month"}));
+    let msg = env.tool_error().unwrap().message().to_string();
+    assert!(msg.contains("order.ordered_at") && msg.contains("customer.signup_date"), "{msg}");
+    let next = fails_then_recovers(json!({"name": "units_sold", "time_grain": "month"}), "ambiguous_time_dimension");
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
+fn fan_out_is_never_silent() {
+    let env = dry(json!({"name": "order_count", "group_by": ["product.category"]}));
+    assert_eq!(env.status(), Status::Degraded);
+    assert_eq!(env.degradation_reason().unwrap().as_str(), "fan_out_join");
+    let data = env.data().unwrap();
+    assert!(data["joins"].as_array().unwrap().iter().any(|j| j["name"] == "order_item_order" && j["fans_out"] == true));
+    assert!(data["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("order_item_order")));
+    // Many-to-one only: not degraded.
+    assert_eq!(dry(json!({"name": "units_sold", "group_by": ["product.category"]})).status(), Status::Success);
+}
+
+#[test]
+fn unknown_arguments_are_rejected_by_name() {
+    let env = dry(json!({"name": "revenue", "grain": "month"}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "malformed_name");
+    assert!(err.message().contains("grain"), "{}", err.message());
+}
+
+#[test]
+fn resolve_join_kinds() {
+    let call = |args: Json| tools::call(demo_project(), "resolve_join", &args, Execution::DryRun);
+    let ok = call(json!({"entity_a": "customer", "entity_b": "order"}));
+    assert_eq!(ok.status(), Status::Success);
+    assert!(ok.data().unwrap()["sql_skeleton"].as_str().unwrap().contains("JOIN \"main\".\"customers\""));
+    for (args, kind) in [
+        (json!({"entity_a": "order", "entity_b": "address"}), "ambiguous_join"),
+        (json!({"entity_a": "order", "entity_b": "product"}), "no_canonical_join"),
+        (json!({"entity_a": "order", "entity_b": "address", "name": "order_adress"}), "unknown_join_name"),
+        (json!({"entity_a": "order", "entity_b": "address", "name": "order_store"}), "join_name_mismatch"),
+        (json!({"entity_a": "ordr", "entity_b": "address"}), "unknown_name"),
+    ] {
+        let env = call(args.clone());
+        let err = env.tool_error().unwrap_or_else(|| panic!("{args}"));
+        assert_eq!(err.kind().as_str(), kind, "{args}");
+        let r = err.recovery();
+        let next = tools::call(demo_project(), r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap_or_default()), Execution::DryRun);
+        assert!(matches!(next.status(), Status::Success | Status::Empty), "{kind} recovery: {}", serde_json::to_string(&next).unwrap());
+    }
+}
