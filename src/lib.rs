@@ -17,6 +17,8 @@
 //!   **Architecture invariant:** a leaf; knows nothing of catalogs, SQL or engines.
 //! - `envelope`: the charter v1.2 wire contract. **Invariant:** a leaf.
 //! - `catalog`: physical tables and the on-disk snapshot. **Invariant:** never connects.
+//! - `pii`: taxonomy, name classifier, policy, refusal checks. **Invariant:** names
+//!   only the categories that caused a refusal.
 //! - `ir`: requests resolved into typed queries. **Invariant:** no joins, no SQL.
 //! - `plan`: join graph, paths, fan-out, grains. **Invariant:** pure; `dry_run`
 //!   needs no engine.
@@ -33,6 +35,7 @@ pub mod engine;
 pub mod envelope;
 pub mod ir;
 pub mod model;
+pub mod pii;
 pub mod plan;
 pub mod project;
 pub mod sql;

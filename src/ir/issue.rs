@@ -88,4 +88,10 @@ pub enum Issue {
     AmbiguousTimeDimension {
         candidates: Vec<String>,
     },
+    /// The plan touches PII the policy refuses; `message` says why without
+    /// naming more than `categories`.
+    PiiBlocked {
+        categories: Vec<String>,
+        message: String,
+    },
 }

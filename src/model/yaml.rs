@@ -135,8 +135,14 @@ impl Reader<'_> {
                 }
             };
             if !allowed.contains(&key.as_str()) {
+                // `{type: decimal(10,2)}` splits at the comma in flow style.
+                let hint = if key.contains(')') {
+                    " (a `,` inside `{...}` splits the value: quote it, e.g. \"decimal(10,2)\")"
+                } else {
+                    ""
+                };
                 let d = self
-                    .diag(key_line, &join_path(path, &key), format!("unknown key `{key}`"))
+                    .diag(key_line, &join_path(path, &key), format!("unknown key `{key}`{hint}"))
                     .allowed(allowed.iter().copied())
                     .suggest(close_matches(&key, allowed.iter().copied()));
                 self.push(d);

@@ -183,6 +183,8 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         degradations.push(Degradation::TimeDimensionUnavailable);
     }
 
+    check_pii(model, metric, &joins, &time, q)?;
+
     let group_by: Vec<GroupKey> =
         q.group_by.iter().map(|c| GroupKey { column: c.clone(), output_name: c.to_string() }).collect();
     let order_by = full_order(&q.order_by, time.is_some(), group_by.len());
@@ -199,6 +201,49 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         limit: q.limit,
         degradations,
         notes,
+    })
+}
+
+/// Refuses, before any SQL exists, a plan whose columns the PII policy
+/// blocks: every column read, join keys on every hop included.
+fn check_pii(
+    model: &SemanticModel,
+    metric: &crate::model::Metric,
+    joins: &[JoinStep],
+    time: &Option<TimeBucket>,
+    q: &MetricQuery,
+) -> Result<(), Issue> {
+    use crate::model::Aggregation;
+    let anchor = metric.entity.as_str();
+    let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
+    let mut all = measure.clone();
+    all.extend(time.iter().map(|t| (t.dimension.entity.as_str(), t.dimension.column.as_str())));
+    let group_by: Vec<(&str, &str)> = q.group_by.iter().map(|c| (c.entity.as_str(), c.column.as_str())).collect();
+    all.extend(group_by.iter().copied());
+    all.extend(q.filters.iter().map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
+    for j in joins {
+        for (a, b) in &j.on {
+            all.push((j.from_alias.as_str(), a.as_str()));
+            all.push((j.to.alias.as_str(), b.as_str()));
+        }
+    }
+    let min_max_operands = if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) { measure } else { Vec::new() };
+    let touched = crate::pii::Touched { all, group_by, min_max_operands };
+    crate::pii::check(model, &touched).map_err(|r| {
+        let cats = r.categories.join(", ");
+        let message = match &r.reason {
+            crate::pii::RefusalReason::Blocked => format!(
+                "Refused before any SQL ran: the request reads columns whose PII categories the policy blocks ({cats})."
+            ),
+            crate::pii::RefusalReason::GroupByGuard { column } => format!(
+                "Refused before any SQL ran: grouping by `{column}` would list personal data ({cats}); group by a column that is not personal data."
+            ),
+            crate::pii::RefusalReason::MinMaxGuard { column } => format!(
+                "Refused before any SQL ran: {} over `{column}` would return a raw personal value ({cats}).",
+                metric.measure.agg.as_str()
+            ),
+        };
+        Issue::PiiBlocked { categories: r.categories, message }
     })
 }
 

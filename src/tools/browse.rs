@@ -5,7 +5,7 @@ use serde_json::{json, Value as Json};
 
 use super::args::{NameArgs, ResolveJoinArgs};
 use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
-use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel, CATASTROPHIC_CATEGORIES};
+use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel};
 use crate::plan::JoinGraph;
 use crate::project::Project;
 
@@ -89,18 +89,19 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         .columns
         .iter()
         .map(|c| {
-            let tag = model.pii_policy.tag(&e.table, &c.name);
-            let categories: Vec<String> = tag.map(|t| t.categories.clone()).unwrap_or_default();
-            let redacted = categories.iter().any(|c| blocked.contains(c));
-            let catastrophic = categories.iter().any(|c| CATASTROPHIC_CATEGORIES.contains(&c.as_str()));
+            let tag = crate::pii::tag_of(model, &e.name, &c.name);
+            let redacted = tag.categories.iter().any(|c| blocked.contains(c));
+            // Only blocked categories are named for a redacted column; the rest
+            // stay private (naming them would let an agent probe for PII).
+            let categories: Vec<String> =
+                if redacted { tag.categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { tag.categories.clone() };
             json!({
                 "name": c.name,
                 "data_type": c.data_type,
                 "nullable": c.nullable,
                 "description": if redacted { None } else { c.description.clone() },
-                "pii_sensitivity": tag.map(|t| t.sensitivity.clone()),
-                // Only blocked categories are named; the rest stay private.
-                "pii_categories": if catastrophic || redacted { categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { categories },
+                "pii_sensitivity": tag.sensitivity,
+                "pii_categories": categories,
                 "redacted": redacted,
             })
         })

@@ -5,7 +5,7 @@
 use serde_json::{json, Value as Json};
 
 use super::args::{FilterArgs, GetMetricArgs};
-use super::recovery::issue_error;
+use super::recovery::issue_envelope;
 use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
@@ -36,12 +36,12 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     };
     let request = match request_of(args) {
         Ok(r) => r,
-        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+        Err(issue) => return issue_envelope(project, args, &issue),
     };
     let planned = ir::resolve(&project.model, &request).and_then(|q| plan::plan(&project.model, &q));
     let plan = match planned {
         Ok(p) => p,
-        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+        Err(issue) => return issue_envelope(project, args, &issue),
     };
     let compiled = sql::emit(&plan, dialect);
     let mut notes = plan.notes.clone();

@@ -5,7 +5,7 @@ use serde_json::{json, Value as Json};
 
 use super::args::GetMetricArgs;
 use super::get_metric::args_object;
-use crate::envelope::{FailureKind, Recovery, ToolError};
+use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
 use crate::ir::{ColumnRole, Issue};
 use crate::project::Project;
 
@@ -26,13 +26,23 @@ fn list(items: &[String], max: usize) -> String {
     }
 }
 
-pub fn issue_error(project: &Project, args: &GetMetricArgs, issue: &Issue) -> ToolError {
+/// The envelope for an issue: `refused` for PII, `error` for everything else.
+pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Envelope {
     let anchor = project.model.metric(&args.name).map(|m| m.entity.clone());
     let describe_anchor = || match &anchor {
         Some(a) => Recovery::call("describe_entity", json!({"name": a})),
         None => Recovery::call("list_entities", Json::Null),
     };
-    match issue {
+    let error = match issue {
+        Issue::PiiBlocked { categories, message } => {
+            // Refusals lead to the anchor's description, which marks the
+            // columns that cannot be used.
+            let recovery = match &anchor {
+                Some(a) => Recovery::call("describe_entity", json!({"name": a})),
+                None => Recovery::call("list_entities", Json::Null),
+            };
+            return Envelope::refused(ToolError::refusal(RefusalKind::PiiBlocked, message.clone(), recovery, categories.clone()));
+        }
         Issue::UnknownMetric { name, fuzzy } => ToolError::new(FailureKind::UnknownMetric,
             format!("Metric `{name}` is not defined; list_metrics shows the metrics there are."),
             Recovery::call("list_metrics", Json::Null).with_fuzzy_matches(fuzzy.clone()),
@@ -133,7 +143,8 @@ pub fn issue_error(project: &Project, args: &GetMetricArgs, issue: &Issue) -> To
                 retry(args, |a| a.time_dimension = first).with_fuzzy_matches(candidates.clone()),
             )
         }
-    }
+    };
+    Envelope::error(error)
 }
 
 fn extend_via(via: &mut Vec<String>, joins: &[String]) {

@@ -192,3 +192,63 @@ fn resolve_join_kinds() {
         assert!(matches!(next.status(), Status::Success | Status::Empty), "{kind} recovery: {}", serde_json::to_string(&next).unwrap());
     }
 }
+
+fn refused(args: Json) -> (Vec<String>, String, Envelope) {
+    let env = dry(args.clone());
+    assert_eq!(env.status(), Status::Refused, "{args}: {}", serde_json::to_string(&env).unwrap());
+    assert!(env.data().is_none(), "a refusal carries no SQL");
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "pii_blocked");
+    assert_eq!(err.code().as_str(), "UNAUTHORIZED");
+    let r = err.recovery();
+    let next = tools::call(demo_project(), r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap_or_default()), Execution::DryRun);
+    assert_eq!(next.status(), Status::Success, "the refusal's recovery answers");
+    (err.pii_categories().to_vec(), err.message().to_string(), next)
+}
+
+#[test]
+fn pii_blocked_by_policy_names_only_blocked_categories() {
+    // contact is blocked by the demo policy: as a group-by, a filter or via a join.
+    let (cats, msg, next) = refused(json!({"name": "revenue", "group_by": ["customer.email"]}));
+    assert_eq!(cats, vec!["contact"]);
+    assert!(!msg.contains("location"), "{msg}");
+    // The recovery describes the anchor, whose joined customer columns are listed as reachable.
+    assert_eq!(next.data().unwrap()["name"], "order");
+    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.phone", "op": "eq", "value": "1"}]}));
+    assert_eq!(cats, vec!["contact"]);
+}
+
+#[test]
+fn the_catastrophic_floor_is_always_blocked() {
+    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.password_hash", "op": "is_null"}]}));
+    assert_eq!(cats, vec!["credential"]);
+}
+
+#[test]
+fn grouping_by_any_pii_is_refused_but_filtering_by_unblocked_pii_answers() {
+    let (cats, msg, _) = refused(json!({"name": "order_count", "group_by": ["customer.date_of_birth"]}));
+    assert_eq!(cats, vec!["demographic_protected"]);
+    assert!(msg.contains("customer.date_of_birth"), "{msg}");
+    let env = dry(json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}));
+    assert_eq!(env.status(), Status::Success);
+}
+
+#[test]
+fn min_max_over_tagged_columns_is_refused() {
+    use schemabrain::model::{load_project_from_files, FileKind};
+    use schemabrain::project::Project;
+    let files = vec![
+        (FileKind::Entity, "entities/e.yaml".into(), "version: 1\nname: employee\nbinding: {single_table: hr.employees}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: salary, type: \"decimal(10,2)\"}, {name: team, type: varchar}]\n".to_string()),
+        (FileKind::Metric, "metrics/top.yaml".into(), "version: 1\nname: top_salary\nentity: employee\nmeasure: {agg: max, column: salary}\n".to_string()),
+        (FileKind::Metric, "metrics/total.yaml".into(), "version: 1\nname: payroll\nentity: employee\nmeasure: {agg: sum, column: salary}\n".to_string()),
+    ];
+    let (model, diags) = load_project_from_files(&files);
+    assert!(diags.is_empty(), "{diags}");
+    let project = Project::from_parts(".".into(), model, None).unwrap();
+    let top = tools::call(&project, "get_metric", &json!({"name": "top_salary", "dry_run": true}), Execution::DryRun);
+    assert_eq!(top.status(), Status::Refused);
+    assert_eq!(top.tool_error().unwrap().pii_categories(), ["financial".to_string()]);
+    // Summing the same column is an aggregate, not a raw value: it answers.
+    let total = tools::call(&project, "get_metric", &json!({"name": "payroll", "group_by": ["employee.team"], "dry_run": true}), Execution::DryRun);
+    assert_eq!(total.status(), Status::Success);
+}
