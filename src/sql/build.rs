@@ -121,6 +121,25 @@ pub fn left_join(relation: TableFactor, on: Expr) -> Join {
     Join { relation, global: false, join_operator: JoinOperator::Left(JoinConstraint::On(on)) }
 }
 
+pub fn inner_join(relation: TableFactor, on: Expr) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::Join(JoinConstraint::On(on)) }
+}
+
+/// `(query) AS "alias"`.
+pub fn derived(query: Query, quote: char, alias: &str) -> TableFactor {
+    let mut a = match &templates().table {
+        TableFactor::Table { alias: Some(a), .. } => a.clone(),
+        _ => unreachable!("the template table has an alias"),
+    };
+    a.name = ident(quote, alias);
+    TableFactor::Derived { lateral: false, subquery: Box::new(query), alias: Some(a), sample: None }
+}
+
+/// `EXISTS (query)`.
+pub fn exists(query: Query) -> Expr {
+    Expr::Exists { subquery: Box::new(query), negated: false }
+}
+
 pub fn aliased(e: Expr, quote: char, alias: &str) -> SelectItem {
     SelectItem::ExprWithAlias { expr: e, alias: ident(quote, alias) }
 }
@@ -135,6 +154,7 @@ pub fn order_key(e: Expr, descending: bool, nulls_last: Option<bool>) -> OrderBy
 
 /// The parts of a single-SELECT query.
 pub struct SelectParts {
+    pub distinct: bool,
     pub projection: Vec<SelectItem>,
     pub from: TableFactor,
     pub joins: Vec<Join>,
@@ -148,6 +168,7 @@ pub fn query(parts: SelectParts) -> Query {
     let mut q = templates().query.clone();
     let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
     let select: &mut Select = select;
+    select.distinct = parts.distinct.then_some(sqlparser::ast::Distinct::Distinct);
     select.projection = parts.projection;
     select.from = vec![TableWithJoins { relation: parts.from, joins: parts.joins }];
     select.selection = parts.selection;

@@ -1,18 +1,29 @@
-//! Lowering a `QueryPlan` to one SELECT:
+//! Lowering a `QueryPlan` to one SELECT.
 //!
+//! Direct aggregation:
 //! ```text
 //! SELECT [bucket AS "e.col__grain",] group cols AS "e.col", agg(measure) AS "metric"
 //! FROM anchor LEFT JOIN … ON …
-//! WHERE filters  GROUP BY …  ORDER BY … NULLS LAST  LIMIT n
+//! WHERE filters [AND EXISTS (semi-join)]  GROUP BY …  ORDER BY … NULLS LAST  LIMIT n
+//! ```
+//! Deduplicated aggregation (a to-many join repeats anchor rows): the same
+//! FROM/WHERE first reduced to one row per (anchor identity, keys), then
+//! aggregated:
+//! ```text
+//! SELECT "__rows"."__k0" AS "p.category", agg("__rows"."__m") AS "metric"
+//! FROM (SELECT DISTINCT anchor.id AS "__id0", key AS "__k0", measure AS "__m" FROM … WHERE …) AS "__rows"
+//! GROUP BY "__rows"."__k0" ORDER BY … LIMIT n
 //! ```
 
-use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
+use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
 
 use super::build::{self, SelectParts};
 use super::{CompiledSql, DateTrunc, Dialect};
-use crate::ir::{Filter, OutputRef, Value};
+use crate::ir::{OutputRef, Value};
 use crate::model::{Aggregation, ArithOp, FilterOp, MeasureExpr, MeasureOperand, TypeClass};
-use crate::plan::{QueryPlan, TimeBucket};
+use crate::plan::{AggregationStrategy, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
+
+const ROWS: &str = "__rows";
 
 /// Renders `plan` for `dialect`.
 pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
@@ -20,66 +31,69 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
     let q = dialect.quote;
     let anchor = &plan.anchor.alias;
 
-    let mut projection = Vec::new();
-    let mut keys: Vec<Expr> = Vec::new();
+    // Output keys in output order: time bucket, then group-bys.
+    let mut keys: Vec<(Expr, String)> = Vec::new();
     if let Some(t) = &plan.time {
-        let bucket = e.time_bucket(t);
-        projection.push(build::aliased(bucket.clone(), q, &t.output_name));
-        keys.push(bucket);
+        keys.push((e.time_bucket(t), t.output_name.clone()));
     }
     for g in &plan.group_by {
-        let col = build::column(q, &g.column.entity, &g.column.column);
-        projection.push(build::aliased(col.clone(), q, &g.output_name));
-        keys.push(col);
+        keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
     }
-    projection.push(build::aliased(e.measure(plan, anchor), q, &plan.metric));
-
-    let joins = plan
-        .joins
-        .iter()
-        .map(|j| {
-            let on = j
-                .on
-                .iter()
-                .map(|(a, b)| {
-                    build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b))
-                })
-                .collect();
-            build::left_join(
-                build::table(q, &j.to.table.schema, &j.to.table.table, &j.to.alias),
-                build::and_all(on).expect("a join has at least one key"),
-            )
-        })
-        .collect();
-
-    let predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
+    let operand = e.measure_operand(plan, anchor);
+    let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor);
+    let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(e.relation(j), e.on(j))).collect();
+    let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
+    predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
     let selection = build::and_all(predicates);
+    let order_by = e.order_by(plan);
+    let limit = Some(build::number(&plan.limit.to_string()));
 
-    let output_names = plan.output_names();
-    let n_time = usize::from(plan.time.is_some());
-    let order_by = plan
-        .order_by
-        .iter()
-        .map(|k| {
-            let name = match k.target {
-                OutputRef::Time => &output_names[0],
-                OutputRef::GroupBy(i) => &output_names[n_time + i],
-                OutputRef::Metric => &plan.metric,
-            };
-            let nulls_last = dialect.explicit_nulls_last.then_some(true);
-            build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)
-        })
-        .collect();
-
-    let query = build::query(SelectParts {
-        projection,
-        from: build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor),
-        joins,
-        selection,
-        group_by: keys,
-        order_by,
-        limit: Some(build::number(&plan.limit.to_string())),
-    });
+    let query = match &plan.aggregation {
+        AggregationStrategy::Direct => {
+            let mut projection: Vec<SelectItem> = keys.iter().map(|(k, name)| build::aliased(k.clone(), q, name)).collect();
+            projection.push(build::aliased(e.aggregate(plan, operand), q, &plan.metric));
+            build::query(SelectParts {
+                distinct: false,
+                projection,
+                from,
+                joins,
+                selection,
+                group_by: keys.into_iter().map(|(k, _)| k).collect(),
+                order_by,
+                limit,
+            })
+        }
+        AggregationStrategy::Deduplicated { identity } => {
+            let mut inner: Vec<SelectItem> =
+                identity.iter().enumerate().map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("__id{i}"))).collect();
+            inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("__k{i}"))));
+            inner.push(build::aliased(operand, q, "__m"));
+            let rows = build::query(SelectParts {
+                distinct: true,
+                projection: inner,
+                from,
+                joins,
+                selection,
+                group_by: Vec::new(),
+                order_by: Vec::new(),
+                limit: None,
+            });
+            let outer_keys: Vec<Expr> = (0..keys.len()).map(|i| build::column(q, ROWS, &format!("__k{i}"))).collect();
+            let mut projection: Vec<SelectItem> =
+                outer_keys.iter().zip(&keys).map(|(k, (_, name))| build::aliased(k.clone(), q, name)).collect();
+            projection.push(build::aliased(e.aggregate(plan, build::column(q, ROWS, "__m")), q, &plan.metric));
+            build::query(SelectParts {
+                distinct: false,
+                projection,
+                from: build::derived(rows, q, ROWS),
+                joins: Vec::new(),
+                selection: None,
+                group_by: outer_keys,
+                order_by,
+                limit,
+            })
+        }
+    };
     CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
 }
 
@@ -101,6 +115,20 @@ impl Emitter {
         }
     }
 
+    fn relation(&self, j: &JoinStep) -> sqlparser::ast::TableFactor {
+        build::table(self.dialect.quote, &j.to.table.schema, &j.to.table.table, &j.to.alias)
+    }
+
+    fn on(&self, j: &JoinStep) -> Expr {
+        let q = self.dialect.quote;
+        let eqs = j
+            .on
+            .iter()
+            .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
+            .collect();
+        build::and_all(eqs).expect("a join has at least one key")
+    }
+
     fn time_bucket(&self, t: &TimeBucket) -> Expr {
         let q = self.dialect.quote;
         let col = build::column(q, &t.dimension.entity, &t.dimension.column);
@@ -116,16 +144,19 @@ impl Emitter {
         }
     }
 
-    fn measure(&self, plan: &QueryPlan, anchor: &str) -> Expr {
-        let q = self.dialect.quote;
-        let operand = match &plan.measure.operand {
-            MeasureOperand::Column(c) => build::column(q, anchor, c),
+    /// The value the measure aggregates, per anchor row.
+    fn measure_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
+        match &plan.measure.operand {
+            MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
             MeasureOperand::Expression(e) => match self.arith(e, anchor) {
                 Expr::Nested(inner) => *inner,
                 other => other,
             },
-        };
+        }
+    }
+
+    fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Expr {
         let (name, distinct) = match plan.measure.agg {
             Aggregation::Sum => ("sum", false),
             Aggregation::Count => ("count", false),
@@ -156,8 +187,8 @@ impl Emitter {
         }
     }
 
-    fn filter(&mut self, f: &Filter) -> Expr {
-        let col = build::column(self.dialect.quote, &f.column.entity, &f.column.column);
+    fn filter(&mut self, f: &PlannedFilter) -> Expr {
+        let col = build::column(self.dialect.quote, &f.alias, &f.column);
         let op = match f.op {
             FilterOp::Eq => BinaryOperator::Eq,
             FilterOp::Ne => BinaryOperator::NotEq,
@@ -174,5 +205,42 @@ impl Emitter {
         };
         let value = self.bind(&f.values[0]);
         build::binary(col, op, value)
+    }
+
+    /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
+    fn semi_join(&mut self, s: &SemiJoin) -> Expr {
+        let (first, rest) = s.steps.split_first().expect("a semi-join has steps");
+        let joins = rest.iter().map(|j| build::inner_join(self.relation(j), self.on(j))).collect();
+        let mut predicates = vec![self.on(first)];
+        predicates.extend(s.filters.iter().map(|f| self.filter(f)));
+        let sub = build::query(SelectParts {
+            distinct: false,
+            projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+            from: self.relation(first),
+            joins,
+            selection: build::and_all(predicates),
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+        });
+        build::exists(sub)
+    }
+
+    fn order_by(&self, plan: &QueryPlan) -> Vec<OrderByExpr> {
+        let q = self.dialect.quote;
+        let names = plan.output_names();
+        let n_time = usize::from(plan.time.is_some());
+        plan.order_by
+            .iter()
+            .map(|k| {
+                let name = match k.target {
+                    OutputRef::Time => &names[0],
+                    OutputRef::GroupBy(i) => &names[n_time + i],
+                    OutputRef::Metric => &plan.metric,
+                };
+                let nulls_last = self.dialect.explicit_nulls_last.then_some(true);
+                build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)
+            })
+            .collect()
     }
 }

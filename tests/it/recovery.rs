@@ -152,15 +152,18 @@ fn ambiguous_time_dimension_recovery_names_one() {
 }
 
 #[test]
-fn fan_out_is_never_silent() {
+fn fan_out_is_answered_exactly_and_explained() {
     let env = dry(json!({"name": "order_count", "group_by": ["product.category"]}));
-    assert_eq!(env.status(), Status::Degraded);
-    assert_eq!(env.degradation_reason().unwrap().as_str(), "fan_out_join");
+    assert_eq!(env.status(), Status::Success);
     let data = env.data().unwrap();
     assert!(data["joins"].as_array().unwrap().iter().any(|j| j["name"] == "order_item_order" && j["fans_out"] == true));
-    assert!(data["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("order_item_order")));
-    // Many-to-one only: not degraded.
-    assert_eq!(dry(json!({"name": "units_sold", "group_by": ["product.category"]})).status(), Status::Success);
+    let notes: Vec<&str> = data["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.contains("order_item_order") && n.contains("more than the total")), "{notes:?}");
+    assert!(data["sql"].as_str().unwrap().contains("SELECT DISTINCT"), "deduplicates before aggregating");
+    // A filter across the to-many hop is a semi-join.
+    let env = dry(json!({"name": "revenue", "filters": [{"column": "product.category", "op": "eq", "value": "home"}]}));
+    assert_eq!(env.status(), Status::Success);
+    assert!(env.data().unwrap()["sql"].as_str().unwrap().contains("EXISTS"));
 }
 
 #[test]
