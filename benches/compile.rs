@@ -14,11 +14,11 @@ fn demo() -> Project {
 fn bench_compile(c: &mut Criterion) {
     let project = demo();
     let cases = [
-        ("demo/ungrouped", GetMetricArgs { name: "order_count".into(), ..Default::default() }),
+        ("demo/ungrouped", GetMetricArgs::metric("order_count")),
         (
             "demo/two_hop_grouped",
             GetMetricArgs {
-                name: "revenue".into(),
+                name: Some("revenue".into()),
                 group_by: vec!["region.name".into()],
                 via: vec!["order_store".into()],
                 time_grain: Some("month".into()),

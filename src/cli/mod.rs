@@ -30,9 +30,9 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo { project, json } => demo(project, json),
-        Command::Compile { metric, request } => compile(&metric, &request),
-        Command::Query { metric, source, max_rows, timeout_ms, request } => {
-            query(&metric, source.as_deref(), max_rows, timeout_ms, &request)
+        Command::Compile { metrics, request } => compile(&metrics, &request),
+        Command::Query { metrics, source, max_rows, timeout_ms, request } => {
+            query(&metrics, source.as_deref(), max_rows, timeout_ms, &request)
         }
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
     }
@@ -79,30 +79,35 @@ fn usage_failure(message: &str, json: bool) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn compile(metric: &str, flags: &RequestFlags) -> ExitCode {
-    let file = Path::new(metric);
-    let (project, name) = if file.is_file() {
-        let (model, diags) = load_project_with_extra(&flags.project, file);
-        if !diags.is_empty() {
-            return project_failure(&diags, flags.json);
+fn compile(metrics: &[String], flags: &RequestFlags) -> ExitCode {
+    // Arguments that are files add their metric to the project; the rest are names.
+    let files: Vec<&Path> = metrics.iter().map(Path::new).filter(|p| p.is_file()).collect();
+    let (model, diags) = load_project_with_extra(&flags.project, &files);
+    if !diags.is_empty() {
+        return project_failure(&diags, flags.json);
+    }
+    let mut names = Vec::new();
+    for m in metrics {
+        let file = Path::new(m);
+        if !file.is_file() {
+            names.push(m.clone());
+            continue;
         }
-        let name = match model.metrics.values().find(|m| same_file(&m.defined_at.file, file)) {
-            Some(m) => m.name.clone(),
+        match model.metrics.values().find(|x| same_file(&x.defined_at.file, file)) {
+            Some(x) => names.push(x.name.clone()),
             None => return usage_failure(&format!("{} defines no metric", file.display()), flags.json),
-        };
-        let dir = crate::model::resolve_project_dir(&flags.project);
-        let snapshot = Catalog::load_snapshot(&dir).ok().flatten();
-        match Project::from_parts(dir, model, snapshot) {
-            Ok(p) => (p, name),
-            Err(d) => return project_failure(&d, flags.json),
         }
-    } else {
-        match Project::open(&flags.project) {
-            Ok(p) => (p, metric.to_string()),
-            Err(d) => return project_failure(&d, flags.json),
-        }
+    }
+    let dir = crate::model::resolve_project_dir(&flags.project);
+    let snapshot = match Catalog::load_snapshot(&dir) {
+        Ok(s) => s,
+        Err(msg) => return operational(&msg, flags.json),
     };
-    let args = match flags.to_args(&name) {
+    let project = match Project::from_parts(dir, model, snapshot) {
+        Ok(p) => p,
+        Err(d) => return project_failure(&d, flags.json),
+    };
+    let args = match flags.to_args(&names) {
         Ok(a) => GetMetricArgs { dry_run: true, ..a },
         Err(msg) => return usage_failure(&msg, flags.json),
     };
@@ -121,7 +126,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms: Option<u64>, flags: &RequestFlags) -> ExitCode {
+fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, timeout_ms: Option<u64>, flags: &RequestFlags) -> ExitCode {
     let mut dir = flags.project.clone();
     if source == Some("demo") {
         match prepare_demo(None) {
@@ -145,7 +150,7 @@ fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms
         Ok(p) => p,
         Err(code) => return code(flags.json),
     };
-    let args = match flags.to_args(metric) {
+    let args = match flags.to_args(metrics) {
         Ok(a) => a,
         Err(msg) => return usage_failure(&msg, flags.json),
     };
@@ -155,7 +160,7 @@ fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms
         timeout: Duration::from_millis(timeout_ms.unwrap_or(settings.timeout_ms)),
     };
     let env = tools::get_metric(&project, &args, Execution::Run { engine: engine.as_ref(), limits });
-    print_envelope(&env, flags.json, metric)
+    print_envelope(&env, flags.json, &metrics.join(", "))
 }
 
 type Failure = Box<dyn Fn(bool) -> ExitCode>;
@@ -271,7 +276,7 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
         if !json {
             println!("\n$ schemabrain query {metric} {}", describe_flags(f));
         }
-        let code = query(metric, None, None, None, f);
+        let code = query(std::slice::from_ref(metric), None, None, None, f);
         // The ambiguous-path step is meant to fail; only operational failures count.
         if code == ExitCode::from(2) {
             worst = 2;

@@ -27,7 +27,8 @@ pub const MAX_LIMIT: i64 = 10_000;
 /// `get_metric`'s arguments.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricRequest {
-    pub name: String,
+    /// One or more metric names; several are answered side by side.
+    pub names: Vec<String>,
     pub group_by: Vec<String>,
     pub filters: Vec<FilterArg>,
     pub time_grain: Option<String>,
@@ -59,8 +60,10 @@ pub struct OrderArg {
     pub direction: Option<String>,
 }
 
-/// A resolved request. Group-by columns keep request order (duplicates
-/// dropped); filters are the metric's own followed by the request's.
+/// A resolved request for one metric. Group-by columns keep request order
+/// (duplicates dropped); filters are the metric's own followed by the
+/// request's. A request for several metrics resolves to one `MetricQuery`
+/// each, sharing everything but the metric and its own filters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricQuery {
     pub metric: String,
@@ -90,7 +93,8 @@ pub struct Filter {
 pub enum OutputRef {
     Time,
     GroupBy(usize),
-    Metric,
+    /// The i-th metric of the request.
+    Metric(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

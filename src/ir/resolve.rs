@@ -17,13 +17,23 @@ pub fn echo(s: &str) -> String {
     }
 }
 
-pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery, Issue> {
-    let Some(metric) = model.metric(&req.name) else {
-        return Err(Issue::UnknownMetric {
-            name: echo(&req.name),
-            fuzzy: close_matches(&req.name, model.metrics.keys().map(String::as_str)),
-        });
-    };
+pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<Vec<MetricQuery>, Issue> {
+    if req.names.is_empty() {
+        return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
+    }
+    let mut metrics: Vec<&crate::model::Metric> = Vec::new();
+    for name in &req.names {
+        let Some(m) = model.metric(name) else {
+            return Err(Issue::UnknownMetric {
+                name: echo(name),
+                fuzzy: close_matches(name, model.metrics.keys().map(String::as_str)),
+            });
+        };
+        if !metrics.iter().any(|x| x.name == m.name) {
+            metrics.push(m);
+        }
+    }
+    let metric = metrics[0];
     let limit = match req.limit {
         None => model.settings.default_limit.min(MAX_LIMIT as u32),
         Some(n) if (MIN_LIMIT..=MAX_LIMIT).contains(&n) => n as u32,
@@ -62,15 +72,12 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery
             Some(c)
         }
     };
-    let mut filters: Vec<Filter> = Vec::new();
-    for f in &metric.filters {
-        let values = typed_values(model, &f.column, f.op, &f.values)?;
-        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
-    }
+    let mut request_filters: Vec<Filter> = Vec::new();
     for f in &req.filters {
-        filters.push(filter(model, f)?);
+        request_filters.push(filter(model, f)?);
     }
-    let order_by = order_keys(metric, &group_by, time_grain, &req.order_by)?;
+    let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+    let order_by = order_keys(&names, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
         if model.join(v).is_none() {
             let available: Vec<String> = model.joins.keys().cloned().collect();
@@ -81,17 +88,29 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery
             });
         }
     }
-    Ok(MetricQuery {
-        metric: metric.name.clone(),
-        anchor: metric.entity.clone(),
-        group_by,
-        time_grain,
-        time_dimension,
-        filters,
-        order_by,
-        limit,
-        via: dedup(&req.via),
-    })
+    let via = dedup(&req.via);
+    metrics
+        .into_iter()
+        .map(|m| {
+            let mut filters: Vec<Filter> = Vec::new();
+            for f in &m.filters {
+                let values = typed_values(model, &f.column, f.op, &f.values)?;
+                filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+            }
+            filters.extend(request_filters.iter().cloned());
+            Ok(MetricQuery {
+                metric: m.name.clone(),
+                anchor: m.entity.clone(),
+                group_by: group_by.clone(),
+                time_grain,
+                time_dimension: time_dimension.clone(),
+                filters,
+                order_by: order_by.clone(),
+                limit,
+                via: via.clone(),
+            })
+        })
+        .collect()
 }
 
 fn dedup(v: &[String]) -> Vec<String> {
@@ -198,7 +217,7 @@ fn typed_values(
 }
 
 fn order_keys(
-    metric: &crate::model::Metric,
+    metrics: &[&str],
     group_by: &[ColumnRef],
     grain: Option<Grain>,
     args: &[OrderArg],
@@ -215,14 +234,14 @@ fn order_keys(
                 })
             }
         };
-        let target = if a.column == metric.name {
-            OutputRef::Metric
+        let target = if let Some(i) = metrics.iter().position(|m| *m == a.column) {
+            OutputRef::Metric(i)
         } else if let Some(i) = group_by.iter().position(|g| g.to_string() == a.column) {
             OutputRef::GroupBy(i)
         } else if grain.is_some_and(|g| is_time_name(&a.column, g)) {
             OutputRef::Time
         } else {
-            let mut allowed = vec![metric.name.clone()];
+            let mut allowed: Vec<String> = metrics.iter().map(|m| m.to_string()).collect();
             allowed.extend(group_by.iter().map(ToString::to_string));
             if let Some(g) = grain {
                 allowed.push(format!("metric_time__{}", g.as_str()));

@@ -29,17 +29,17 @@ pub fn resolve_project_dir(dir: &Path) -> PathBuf {
 /// could be read, plus every problem found; the model is only safe to plan
 /// against when the diagnostics are empty.
 pub fn load_project(dir: &Path) -> (SemanticModel, Diagnostics) {
-    load_project_with(dir, None)
+    load_project_with(dir, &[])
 }
 
 /// Loads a project plus one more metric file that may live outside it (for
 /// `schemabrain compile FILE.yaml`). A file already inside the project is
 /// read once.
-pub fn load_project_with_extra(dir: &Path, metric_file: &Path) -> (SemanticModel, Diagnostics) {
-    load_project_with(dir, Some(metric_file))
+pub fn load_project_with_extra(dir: &Path, metric_files: &[&Path]) -> (SemanticModel, Diagnostics) {
+    load_project_with(dir, metric_files)
 }
 
-fn load_project_with(dir: &Path, extra_metric: Option<&Path>) -> (SemanticModel, Diagnostics) {
+fn load_project_with(dir: &Path, extra_metrics: &[&Path]) -> (SemanticModel, Diagnostics) {
     let dir = resolve_project_dir(dir);
     let mut files = Vec::new();
     let mut diags = Diagnostics::default();
@@ -58,8 +58,8 @@ fn load_project_with(dir: &Path, extra_metric: Option<&Path>) -> (SemanticModel,
             files.push((kind, path));
         }
     }
-    if let Some(extra) = extra_metric {
-        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    for extra in extra_metrics {
         if !files.iter().any(|(_, p)| canonical(p) == canonical(extra)) {
             files.push((FileKind::Metric, extra.to_path_buf()));
         }

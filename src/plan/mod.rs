@@ -161,6 +161,33 @@ impl QueryPlan {
     }
 }
 
+/// Plans the queries of one request (one per metric). Several metrics must
+/// share the time grain: either all are bucketed or the request has no grain
+/// they can align on. When their time dimensions differ, the bucket column is
+/// named `metric_time__<grain>`.
+pub fn plan_all(model: &SemanticModel, queries: &[MetricQuery]) -> Result<Vec<QueryPlan>, Issue> {
+    let mut plans = queries.iter().map(|q| plan(model, q)).collect::<Result<Vec<_>, _>>()?;
+    if plans.len() > 1 {
+        if let Some(grain) = queries[0].time_grain {
+            let without: Vec<String> = plans.iter().filter(|p| p.time.is_none()).map(|p| p.metric.clone()).collect();
+            if !without.is_empty() {
+                return Err(Issue::MetricsCannotAlign { grain, without_time: without });
+            }
+            let names: Vec<&str> = plans.iter().filter_map(|p| p.time.as_ref().map(|t| t.output_name.as_str())).collect();
+            if names.windows(2).any(|w| w[0] != w[1]) {
+                let shared = format!("metric_time__{}", grain.as_str());
+                for p in &mut plans {
+                    if let Some(t) = &mut p.time {
+                        t.output_name = shared.clone();
+                    }
+                    p.degradations.retain(|d| *d != Degradation::TimeDimensionUnavailable);
+                }
+            }
+        }
+    }
+    Ok(plans)
+}
+
 /// Plans a resolved query against the model.
 pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> {
     let metric = model.metric(&q.metric).expect("resolved queries name a known metric");

@@ -20,6 +20,7 @@ struct Templates {
     query: Query,
     table: TableFactor,
     function: Function,
+    with: sqlparser::ast::With,
 }
 
 fn templates() -> &'static Templates {
@@ -35,7 +36,10 @@ fn templates() -> &'static Templates {
             unreachable!("template projects a function")
         };
         let function = function.clone();
-        Templates { query: *query, table, function }
+        let with_stmt = Parser::parse_sql(&GenericDialect {}, "WITH c AS (SELECT 1) SELECT 1").expect("template parses").remove(0);
+        let Statement::Query(with_query) = with_stmt else { unreachable!("template is a query") };
+        let with = with_query.with.clone().expect("template has a WITH");
+        Templates { query: *query, table, function, with }
     })
 }
 
@@ -123,6 +127,41 @@ pub fn left_join(relation: TableFactor, on: Expr) -> Join {
 
 pub fn inner_join(relation: TableFactor, on: Expr) -> Join {
     Join { relation, global: false, join_operator: JoinOperator::Join(JoinConstraint::On(on)) }
+}
+
+pub fn full_join(relation: TableFactor, on: Expr) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::FullOuter(JoinConstraint::On(on)) }
+}
+
+pub fn cross_join(relation: TableFactor) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::CrossJoin(JoinConstraint::None) }
+}
+
+/// A reference to a CTE by name: `"name"`.
+pub fn table_ref(quote: char, name: &str) -> TableFactor {
+    let mut t = templates().table.clone();
+    if let TableFactor::Table { name: n, alias, .. } = &mut t {
+        *n = ObjectName(vec![ObjectNamePart::Identifier(ident(quote, name))]);
+        *alias = None;
+    }
+    t
+}
+
+/// `WITH "name" AS (query), … outer`.
+pub fn with_ctes(ctes: Vec<(String, Query)>, quote: char, mut outer: Query) -> Query {
+    let mut with = templates().with.clone();
+    let template = with.cte_tables[0].clone();
+    with.cte_tables = ctes
+        .into_iter()
+        .map(|(name, query)| {
+            let mut cte = template.clone();
+            cte.alias.name = ident(quote, &name);
+            cte.query = Box::new(query);
+            cte
+        })
+        .collect();
+    outer.with = Some(with);
+    outer
 }
 
 /// `(query) AS "alias"`.

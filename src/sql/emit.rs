@@ -27,8 +27,76 @@ const ROWS: &str = "__rows";
 
 /// Renders `plan` for `dialect`.
 pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
+    emit_all(std::slice::from_ref(plan), dialect)
+}
+
+/// Renders the plans of one request: one metric as a single query; several
+/// as one CTE each (`"__m0"`, …, keys `"__k<i>"`, value `"__v"`), joined on
+/// their keys with FULL OUTER JOIN … IS NOT DISTINCT FROM (so the NULL group
+/// is one row) and keys coalesced; ungrouped metrics are single rows, cross
+/// joined.
+pub fn emit_all(plans: &[QueryPlan], dialect: &'static Dialect) -> CompiledSql {
     let mut e = Emitter { dialect, params: Vec::new() };
-    let q = dialect.quote;
+    let query = match plans {
+        [plan] => select(&mut e, plan, Naming::Output),
+        _ => combined(&mut e, plans),
+    };
+    CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
+}
+
+/// How a SELECT names its columns.
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    /// The output names, with ORDER BY and LIMIT: a whole answer.
+    Output,
+    /// `__k<i>` and `__v`, unordered: one metric of several.
+    Internal,
+}
+
+fn combined(e: &mut Emitter, plans: &[QueryPlan]) -> sqlparser::ast::Query {
+    let q = e.dialect.quote;
+    let first = &plans[0];
+    let ctes: Vec<(String, sqlparser::ast::Query)> =
+        plans.iter().enumerate().map(|(i, p)| (format!("__m{i}"), select(e, p, Naming::Internal))).collect();
+    let n_keys = first.output_names().len() - 1;
+    let key = |m: usize, k: usize| build::column(q, &format!("__m{m}"), &format!("__k{k}"));
+    // The key of the rows joined so far: COALESCE over the CTEs before `upto`.
+    let merged = |upto: usize, k: usize| {
+        if upto == 1 {
+            key(0, k)
+        } else {
+            build::function("coalesce", (0..upto).map(|m| key(m, k)).collect(), false)
+        }
+    };
+    let mut joins = Vec::new();
+    for m in 1..plans.len() {
+        let relation = build::table_ref(q, &format!("__m{m}"));
+        if n_keys == 0 {
+            joins.push(build::cross_join(relation));
+        } else {
+            let on = (0..n_keys).map(|k| Expr::IsNotDistinctFrom(Box::new(merged(m, k)), Box::new(key(m, k)))).collect();
+            joins.push(build::full_join(relation, build::and_all(on).expect("keys")));
+        }
+    }
+    let names = first.output_names();
+    let mut projection: Vec<SelectItem> = (0..n_keys).map(|k| build::aliased(merged(plans.len(), k), q, &names[k])).collect();
+    projection.extend(plans.iter().enumerate().map(|(m, p)| build::aliased(build::column(q, &format!("__m{m}"), "__v"), q, &p.metric)));
+    let outer = build::query(SelectParts {
+        distinct: false,
+        projection,
+        from: build::table_ref(q, "__m0"),
+        joins,
+        selection: None,
+        group_by: Vec::new(),
+        order_by: e.order_by(first, plans),
+        limit: Some(build::number(&first.limit.to_string())),
+    });
+    build::with_ctes(ctes, q, outer)
+}
+
+/// One metric's SELECT.
+fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::Query {
+    let q = e.dialect.quote;
     let anchor = &plan.anchor.alias;
 
     // Output keys in output order: time bucket, then group-bys.
@@ -39,19 +107,30 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
     for g in &plan.group_by {
         keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
     }
+    let metric_name = match naming {
+        Naming::Output => plan.metric.clone(),
+        Naming::Internal => {
+            for (i, k) in keys.iter_mut().enumerate() {
+                k.1 = format!("__k{i}");
+            }
+            "__v".to_string()
+        }
+    };
     let operand = e.measure_operand(plan, anchor);
     let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor);
     let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(e.relation(j), e.on(j))).collect();
     let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
     predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
     let selection = build::and_all(predicates);
-    let order_by = e.order_by(plan);
-    let limit = Some(build::number(&plan.limit.to_string()));
+    let (order_by, limit) = match naming {
+        Naming::Output => (e.order_by(plan, std::slice::from_ref(plan)), Some(build::number(&plan.limit.to_string()))),
+        Naming::Internal => (Vec::new(), None),
+    };
 
-    let query = match &plan.aggregation {
+    match &plan.aggregation {
         AggregationStrategy::Direct => {
             let mut projection: Vec<SelectItem> = keys.iter().map(|(k, name)| build::aliased(k.clone(), q, name)).collect();
-            projection.push(build::aliased(e.aggregate(plan, operand), q, &plan.metric));
+            projection.push(build::aliased(e.aggregate(plan, operand), q, &metric_name));
             build::query(SelectParts {
                 distinct: false,
                 projection,
@@ -81,7 +160,7 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
             let outer_keys: Vec<Expr> = (0..keys.len()).map(|i| build::column(q, ROWS, &format!("__k{i}"))).collect();
             let mut projection: Vec<SelectItem> =
                 outer_keys.iter().zip(&keys).map(|(k, (_, name))| build::aliased(k.clone(), q, name)).collect();
-            projection.push(build::aliased(e.aggregate(plan, build::column(q, ROWS, "__m")), q, &plan.metric));
+            projection.push(build::aliased(e.aggregate(plan, build::column(q, ROWS, "__m")), q, &metric_name));
             build::query(SelectParts {
                 distinct: false,
                 projection,
@@ -93,8 +172,7 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
                 limit,
             })
         }
-    };
-    CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
+    }
 }
 
 struct Emitter {
@@ -226,7 +304,8 @@ impl Emitter {
         build::exists(sub)
     }
 
-    fn order_by(&self, plan: &QueryPlan) -> Vec<OrderByExpr> {
+    /// ORDER BY over output names; `plans` are the request's metrics in order.
+    fn order_by(&self, plan: &QueryPlan, plans: &[QueryPlan]) -> Vec<OrderByExpr> {
         let q = self.dialect.quote;
         let names = plan.output_names();
         let n_time = usize::from(plan.time.is_some());
@@ -236,7 +315,7 @@ impl Emitter {
                 let name = match k.target {
                     OutputRef::Time => &names[0],
                     OutputRef::GroupBy(i) => &names[n_time + i],
-                    OutputRef::Metric => &plan.metric,
+                    OutputRef::Metric(i) => &plans.get(i).unwrap_or(plan).metric,
                 };
                 let nulls_last = self.dialect.explicit_nulls_last.then_some(true);
                 build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)

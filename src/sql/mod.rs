@@ -13,7 +13,7 @@ mod dialect;
 mod emit;
 
 pub use dialect::{DateTrunc, Dialect, Placeholders};
-pub use emit::emit;
+pub use emit::{emit, emit_all};
 
 use crate::ir::Value;
 

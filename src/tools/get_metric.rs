@@ -34,17 +34,31 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             return Envelope::error(ToolError::new(FailureKind::MalformedName, message, recovery));
         }
     };
+    if args.name.is_some() && !args.names.is_empty() {
+        let mut fixed = args.clone();
+        fixed.names.insert(0, fixed.name.take().unwrap_or_default());
+        return Envelope::error(ToolError::new(
+            FailureKind::MalformedName,
+            "give `name` for one metric or `names` for several, not both",
+            Recovery::call("get_metric", args_object(&fixed)),
+        ));
+    }
     let request = match request_of(args) {
         Ok(r) => r,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let planned = ir::resolve(&project.model, &request).and_then(|q| plan::plan(&project.model, &q));
-    let plan = match planned {
+    let planned = ir::resolve(&project.model, &request).and_then(|qs| plan::plan_all(&project.model, &qs));
+    let plans = match planned {
         Ok(p) => p,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let compiled = sql::emit(&plan, dialect);
-    let mut notes = plan.notes.clone();
+    let compiled = sql::emit_all(&plans, dialect);
+    let mut notes: Vec<String> = Vec::new();
+    for n in plans.iter().flat_map(|p| p.notes.iter()) {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
     let result = match execution {
         Execution::DryRun => {
             if project.catalog.is_none() {
@@ -57,7 +71,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             Err(e) => return Envelope::error(engine_error(args, e)),
         },
     };
-    answer(project, &plan, &compiled, result, notes)
+    answer(project, &plans, &compiled, result, notes)
 }
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes
@@ -65,7 +79,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
 fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
     let filters = args.filters.iter().map(filter_of).collect::<Result<Vec<_>, _>>()?;
     Ok(MetricRequest {
-        name: args.name.clone(),
+        names: args.metric_names(),
         group_by: args.group_by.clone(),
         filters,
         time_grain: args.time_grain.clone(),
@@ -112,20 +126,22 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     }
 }
 
-fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: Option<ResultSet>, notes: Vec<String>) -> Envelope {
-    let columns = output_columns(project, plan, result.as_ref());
+fn answer(project: &Project, plans: &[QueryPlan], compiled: &CompiledSql, result: Option<ResultSet>, notes: Vec<String>) -> Envelope {
+    let plan = &plans[0];
+    let columns = output_columns(project, plans, result.as_ref());
     let mut data = json!({
         "columns": columns,
         "sql": compiled.sql,
         "dialect": compiled.dialect,
         "params": compiled.params.iter().map(ir::Value::to_json).collect::<Vec<_>>(),
-        "joins": plan.joins.iter().map(|j| json!({
+        "joins": plans.iter().flat_map(|p| p.joins.iter().map(|j| json!({
+            "metric": p.metric,
             "name": j.join,
             "from": j.from_alias,
             "to": j.to.alias,
             "cardinality": j.cardinality.as_str(),
             "fans_out": j.fans_out(),
-        })).collect::<Vec<_>>(),
+        }))).collect::<Vec<_>>(),
         "time_dimension_resolution": plan.time_resolution.map(|t| t.as_str()),
         "notes": notes,
     });
@@ -136,7 +152,7 @@ fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: O
         m.insert("truncated".into(), rs.truncated.into());
         m.insert("rows".into(), Json::Array(rs.rows.into_iter().map(Json::Array).collect()));
     }
-    let degradation = plan.degradations.first().map(|d| match d {
+    let degradation = plans.iter().flat_map(|p| p.degradations.iter()).next().map(|d| match d {
         Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
         Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
     });
@@ -151,8 +167,9 @@ fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: O
 
 /// `data.columns`: time bucket, group-bys, metric, each with a type and a role.
 /// Types come from the result when there is one, else from the model.
-fn output_columns(project: &Project, plan: &QueryPlan, result: Option<&ResultSet>) -> Vec<Json> {
+fn output_columns(project: &Project, plans: &[QueryPlan], result: Option<&ResultSet>) -> Vec<Json> {
     let model = &project.model;
+    let plan = &plans[0];
     let declared = |c: &crate::model::ColumnRef| {
         model.entity(&c.entity).and_then(|e| e.column(&c.column)).and_then(|c| c.data_type.clone())
     };
@@ -163,13 +180,15 @@ fn output_columns(project: &Project, plan: &QueryPlan, result: Option<&ResultSet
     for g in &plan.group_by {
         cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
     }
-    let metric_type = match (&plan.measure.agg, &plan.measure.operand) {
-        (Aggregation::Count | Aggregation::CountDistinct, _) => Some("bigint".to_string()),
-        (Aggregation::Avg, _) => Some("double".to_string()),
-        (_, MeasureOperand::Column(c)) => model.entity(&plan.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone()),
-        _ => None,
-    };
-    cols.push((plan.metric.clone(), metric_type, "metric"));
+    for p in plans {
+        let metric_type = match (&p.measure.agg, &p.measure.operand) {
+            (Aggregation::Count | Aggregation::CountDistinct, _) => Some("bigint".to_string()),
+            (Aggregation::Avg, _) => Some("double".to_string()),
+            (_, MeasureOperand::Column(c)) => model.entity(&p.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone()),
+            _ => None,
+        };
+        cols.push((p.metric.clone(), metric_type, "metric"));
+    }
     cols.into_iter()
         .enumerate()
         .map(|(i, (name, ty, role))| {

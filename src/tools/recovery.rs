@@ -28,7 +28,8 @@ fn list(items: &[String], max: usize) -> String {
 
 /// The envelope for an issue: `refused` for PII, `error` for everything else.
 pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Envelope {
-    let anchor = project.model.metric(&args.name).map(|m| m.entity.clone());
+    let first_metric = args.metric_names().into_iter().next().unwrap_or_default();
+    let anchor = project.model.metric(&first_metric).map(|m| m.entity.clone());
     let describe_anchor = || match &anchor {
         Some(a) => Recovery::call("describe_entity", json!({"name": a})),
         None => Recovery::call("list_entities", Json::Null),
@@ -43,6 +44,17 @@ pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) ->
             };
             return Envelope::refused(ToolError::refusal(RefusalKind::PiiBlocked, message.clone(), recovery, categories.clone()));
         }
+        Issue::MetricsCannotAlign { grain, without_time } => ToolError::new(
+            FailureKind::GrainMismatch,
+            format!(
+                "The metrics cannot share the {} grain: {} ha{} no time dimension; ask without time_grain or leave {} out.",
+                grain.as_str(),
+                list(without_time, 10),
+                if without_time.len() == 1 { "s" } else { "ve" },
+                if without_time.len() == 1 { "it" } else { "them" }
+            ),
+            retry(args, |a| a.time_grain = None),
+        ),
         Issue::UnknownMetric { name, fuzzy } => ToolError::new(FailureKind::UnknownMetric,
             format!("Metric `{name}` is not defined; list_metrics shows the metrics there are."),
             Recovery::call("list_metrics", Json::Null).with_fuzzy_matches(fuzzy.clone()),
@@ -136,8 +148,7 @@ pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) ->
             let first = candidates.first().cloned();
             ToolError::new(FailureKind::AmbiguousTimeDimension,
                 format!(
-                    "Metric `{}` has no time dimension of its own and several are reachable: {}; pass time_dimension.",
-                    args.name,
+                    "Metric `{first_metric}` has no time dimension of its own and several are reachable: {}; pass time_dimension.",
                     list(candidates, 10)
                 ),
                 retry(args, |a| a.time_dimension = first).with_fuzzy_matches(candidates.clone()),
