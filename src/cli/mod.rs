@@ -8,6 +8,20 @@
 //! Architecture invariant: no planning or SQL here; everything a user sees
 //! is a `tools` answer printed.
 
+/// Writes a line to stdout. A closed pipe (`schemabrain … | head`) ends the
+/// output quietly instead of panicking, as a well-behaved CLI should.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = writeln!(stdout, $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 mod args;
 mod render;
 
@@ -51,7 +65,7 @@ pub fn exit_code(env: &Envelope) -> u8 {
 
 fn print_envelope(env: &Envelope, json: bool, title: &str) -> ExitCode {
     if json {
-        println!("{}", serde_json::to_string_pretty(env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")));
+        out!("{}", serde_json::to_string_pretty(env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")));
     } else {
         render::envelope(env, title);
     }
@@ -62,7 +76,7 @@ fn print_envelope(env: &Envelope, json: bool, title: &str) -> ExitCode {
 fn project_failure(diags: &Diagnostics, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::new(FailureKind::InternalError, format!("the project does not load:\n{diags}"), Recovery::none()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("{diags}");
     }
@@ -72,7 +86,7 @@ fn project_failure(diags: &Diagnostics, json: bool) -> ExitCode {
 fn usage_failure(message: &str, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::new(FailureKind::MalformedName, message.to_string(), Recovery::none()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("error: {message}");
     }
@@ -134,7 +148,8 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
             Err(msg) => return operational(&msg, flags.json),
         }
     }
-    let project = match Project::open(&dir) {
+    // The live catalog replaces the snapshot, so a stale snapshot is no obstacle.
+    let project = match Project::open_declared(&dir) {
         Ok(p) => p,
         Err(d) => return project_failure(&d, flags.json),
     };
@@ -183,7 +198,7 @@ fn refresh_catalog(project: Project, engine: &dyn engine::Engine) -> Result<Proj
 fn operational(message: &str, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::query_failed(message.to_string()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("error: {message}");
     }
@@ -191,11 +206,24 @@ fn operational(message: &str, json: bool) -> ExitCode {
 }
 
 fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
-    let project = match Project::open(dir) {
+    let opened = if source.is_some() { Project::open_declared(dir) } else { Project::open(dir) };
+    let project = match opened {
         Ok(p) => p,
+        Err(d) if json => {
+            let problems: Vec<serde_json::Value> = d
+                .iter()
+                .map(|x| {
+                    serde_json::json!({"file": x.file.display().to_string(), "line": x.line, "key": x.key,
+                        "message": x.message, "allowed": x.allowed, "suggestions": x.suggestions})
+                })
+                .collect();
+            out!("{}", serde_json::json!({"ok": false, "problems": problems}));
+            return ExitCode::from(2);
+        }
         Err(d) => return project_failure(&d, json),
     };
-    if let Some(src) = source.map(|s| engine::resolve_source(s, Path::new("."))).or_else(|| project.source()) {
+    // Only an explicit --source is opened: `check` alone needs no database.
+    if let Some(src) = source.map(|s| engine::resolve_source(s, Path::new("."))) {
         let engine = match engine::open(&src) {
             Ok(e) => e,
             Err(e) => return operational(&e.to_string(), json),
@@ -210,12 +238,12 @@ fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
         project.dir.display(),
         m.entities.len(),
         m.joins.len(),
-        m.metrics.len()
+        m.metrics.len() + m.derived.len()
     );
     if json {
-        println!("{}", serde_json::json!({"ok": true, "summary": summary}));
+        out!("{}", serde_json::json!({"ok": true, "summary": summary}));
     } else {
-        println!("{summary}");
+        out!("{summary}");
     }
     ExitCode::SUCCESS
 }
@@ -274,7 +302,7 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
     let mut worst = 0u8;
     for (metric, f) in &tour {
         if !json {
-            println!("\n$ schemabrain query {metric} {}", describe_flags(f));
+            out!("\n$ schemabrain query {metric} {}", describe_flags(f));
         }
         let code = query(std::slice::from_ref(metric), None, None, None, f);
         // The ambiguous-path step is meant to fail; only operational failures count.

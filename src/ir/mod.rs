@@ -88,12 +88,55 @@ pub struct Filter {
     pub from_metric: bool,
 }
 
+/// A request resolved: the simple-metric queries to run (components) and
+/// the metrics to output, each an expression over components.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedRequest {
+    pub components: Vec<MetricQuery>,
+    pub outputs: Vec<OutputMetric>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputMetric {
+    pub name: String,
+    pub expr: OutputExpr,
+}
+
+/// Arithmetic over component values. Division never fails: it is
+/// floating-point and NULL when the divisor is 0.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputExpr {
+    Component(usize),
+    Number(String),
+    Neg(Box<OutputExpr>),
+    Binary(crate::model::ArithOp, Box<OutputExpr>, Box<OutputExpr>),
+}
+
+impl OutputExpr {
+    /// Maps a derived metric's expression over input aliases to components.
+    pub fn from_measure(e: &crate::model::MeasureExpr, by_alias: &[(&str, usize)]) -> OutputExpr {
+        use crate::model::MeasureExpr as M;
+        match e {
+            M::Column(alias) => OutputExpr::Component(
+                by_alias.iter().find(|(a, _)| a == alias).map(|(_, i)| *i).expect("the loader checked every alias"),
+            ),
+            M::Number(n) => OutputExpr::Number(n.clone()),
+            M::Neg(inner) => OutputExpr::Neg(Box::new(OutputExpr::from_measure(inner, by_alias))),
+            M::Binary(op, l, r) => OutputExpr::Binary(
+                *op,
+                Box::new(OutputExpr::from_measure(l, by_alias)),
+                Box::new(OutputExpr::from_measure(r, by_alias)),
+            ),
+        }
+    }
+}
+
 /// An output column an ORDER BY can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputRef {
     Time,
     GroupBy(usize),
-    /// The i-th metric of the request.
+    /// The i-th output metric of the request.
     Metric(usize),
 }
 

@@ -17,23 +17,29 @@ pub fn echo(s: &str) -> String {
     }
 }
 
-pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<Vec<MetricQuery>, Issue> {
+/// Resolves a request into the simple-metric queries it needs (components)
+/// and the output metrics computed from them, in request order.
+pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
     if req.names.is_empty() {
         return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
     }
-    let mut metrics: Vec<&crate::model::Metric> = Vec::new();
+    // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
+    let mut requested: Vec<&str> = Vec::new();
     for name in &req.names {
-        let Some(m) = model.metric(name) else {
-            return Err(Issue::UnknownMetric {
-                name: echo(name),
-                fuzzy: close_matches(name, model.metrics.keys().map(String::as_str)),
-            });
-        };
-        if !metrics.iter().any(|x| x.name == m.name) {
-            metrics.push(m);
+        if model.metric(name).is_none() && !model.derived.contains_key(name) {
+            return Err(Issue::UnknownMetric { name: echo(name), fuzzy: close_matches(name, model.metric_names()) });
+        }
+        if !requested.contains(&name.as_str()) {
+            requested.push(name);
         }
     }
-    let metric = metrics[0];
+    let simple_of = |name: &str| -> &crate::model::Metric {
+        match model.metric(name) {
+            Some(m) => m,
+            None => &model.metrics[&model.derived[name].inputs[0].metric],
+        }
+    };
+    let metric = simple_of(requested[0]);
     let limit = match req.limit {
         None => model.settings.default_limit.min(MAX_LIMIT as u32),
         Some(n) if (MIN_LIMIT..=MAX_LIMIT).contains(&n) => n as u32,
@@ -76,8 +82,7 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<Vec<MetricQ
     for f in &req.filters {
         request_filters.push(filter(model, f)?);
     }
-    let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
-    let order_by = order_keys(&names, &group_by, time_grain, &req.order_by)?;
+    let order_by = order_keys(&requested, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
         if model.join(v).is_none() {
             let available: Vec<String> = model.joins.keys().cloned().collect();
@@ -89,28 +94,51 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<Vec<MetricQ
         }
     }
     let via = dedup(&req.via);
-    metrics
-        .into_iter()
-        .map(|m| {
-            let mut filters: Vec<Filter> = Vec::new();
-            for f in &m.filters {
-                let values = typed_values(model, &f.column, f.op, &f.values)?;
-                filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+    let mut components: Vec<MetricQuery> = Vec::new();
+    // A component is a simple metric with its extra filters; equal ones are shared.
+    let mut component = |m: &crate::model::Metric, extra: &[crate::model::FilterSpec]| -> Result<usize, Issue> {
+        let mut filters: Vec<Filter> = Vec::new();
+        for f in m.filters.iter().chain(extra) {
+            let values = typed_values(model, &f.column, f.op, &f.values)?;
+            filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+        }
+        filters.extend(request_filters.iter().cloned());
+        let q = MetricQuery {
+            metric: m.name.clone(),
+            anchor: m.entity.clone(),
+            group_by: group_by.clone(),
+            time_grain,
+            time_dimension: time_dimension.clone(),
+            filters,
+            order_by: order_by.clone(),
+            limit,
+            via: via.clone(),
+        };
+        Ok(match components.iter().position(|c| *c == q) {
+            Some(i) => i,
+            None => {
+                components.push(q);
+                components.len() - 1
             }
-            filters.extend(request_filters.iter().cloned());
-            Ok(MetricQuery {
-                metric: m.name.clone(),
-                anchor: m.entity.clone(),
-                group_by: group_by.clone(),
-                time_grain,
-                time_dimension: time_dimension.clone(),
-                filters,
-                order_by: order_by.clone(),
-                limit,
-                via: via.clone(),
-            })
         })
-        .collect()
+    };
+    let mut outputs = Vec::new();
+    for name in requested {
+        let expr = match model.metric(name) {
+            Some(m) => OutputExpr::Component(component(m, &[])?),
+            None => {
+                let d = &model.derived[name];
+                let mut by_alias = Vec::new();
+                for input in &d.inputs {
+                    let i = component(&model.metrics[&input.metric], &input.filters)?;
+                    by_alias.push((input.alias.as_str(), i));
+                }
+                OutputExpr::from_measure(&d.expression, &by_alias)
+            }
+        };
+        outputs.push(OutputMetric { name: name.to_string(), expr });
+    }
+    Ok(ResolvedRequest { components, outputs })
 }
 
 fn dedup(v: &[String]) -> Vec<String> {

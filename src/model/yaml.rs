@@ -187,7 +187,14 @@ impl Reader<'_> {
 
     /// A string from a closed set; reports the set and close matches.
     pub fn one_of(&mut self, field: Field<'_>, path: &str, allowed: &[&str]) -> Option<String> {
-        let s = self.string(field, path)?;
+        let Some(ScalarOwned::String(s)) = scalar(field.node) else {
+            let d = self
+                .diag(field.line, path, format!("expected one of the names below, found {}", kind_name(field.node)))
+                .allowed(allowed.iter().copied());
+            self.push(d);
+            return None;
+        };
+        let s = s.clone();
         if allowed.contains(&s.as_str()) {
             return Some(s);
         }

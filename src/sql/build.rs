@@ -105,6 +105,38 @@ pub fn function(name: &str, args: Vec<Expr>, distinct: bool) -> Expr {
     Expr::Function(f)
 }
 
+/// `name(args…) WITHIN GROUP (ORDER BY order)`.
+pub fn function_within_group(name: &str, args: Vec<Expr>, order: Expr) -> Expr {
+    let Expr::Function(mut f) = function(name, args, false) else { unreachable!("function builds a function") };
+    f.within_group = vec![order_key(order, false, None)];
+    Expr::Function(f)
+}
+
+/// `CASE WHEN condition THEN result END`.
+pub fn case_when(condition: Expr, result: Expr) -> Expr {
+    let template = Parser::new(&GenericDialect {})
+        .try_with_sql("CASE WHEN a THEN 1 END")
+        .and_then(|mut p| p.parse_expr())
+        .expect("template parses");
+    let Expr::Case { case_token, end_token, .. } = template else { unreachable!("template is a CASE") };
+    Expr::Case {
+        case_token,
+        end_token,
+        operand: None,
+        conditions: vec![sqlparser::ast::CaseWhen { condition, result }],
+        else_result: None,
+    }
+}
+
+/// `NULLIF(e, 0)`.
+pub fn null_if_zero(e: Expr) -> Expr {
+    function("nullif", vec![e, number("0")], false)
+}
+
+pub fn double_type() -> DataType {
+    DataType::DoublePrecision
+}
+
 /// `"schema"."table" AS "alias"`.
 pub fn table(quote: char, schema: &str, table: &str, alias: &str) -> TableFactor {
     let mut t = templates().table.clone();

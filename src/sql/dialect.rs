@@ -19,6 +19,15 @@ pub enum DateTrunc {
     DateTruncFunction,
 }
 
+/// How a continuous percentile (and the median) is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Percentile {
+    /// `quantile_cont(x, p)`; see <https://duckdb.org/docs/stable/sql/functions/aggregates#quantile_contx-pos>.
+    QuantileCont,
+    /// `percentile_cont(p) WITHIN GROUP (ORDER BY x)` (SQL standard, Postgres).
+    WithinGroup,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dialect {
     pub name: &'static str,
@@ -30,6 +39,7 @@ pub struct Dialect {
     pub date_trunc_widens_dates: bool,
     /// Write NULLS LAST explicitly, so NULL groups sort last in every engine.
     pub explicit_nulls_last: bool,
+    pub percentile: Percentile,
 }
 
 const DUCKDB: Dialect = Dialect {
@@ -39,6 +49,7 @@ const DUCKDB: Dialect = Dialect {
     date_trunc: DateTrunc::DateTruncFunction,
     date_trunc_widens_dates: true,
     explicit_nulls_last: true,
+    percentile: Percentile::QuantileCont,
 };
 
 const POSTGRES: Dialect = Dialect {
@@ -48,6 +59,7 @@ const POSTGRES: Dialect = Dialect {
     date_trunc: DateTrunc::DateTruncFunction,
     date_trunc_widens_dates: true,
     explicit_nulls_last: true,
+    percentile: Percentile::WithinGroup,
 };
 
 const PROFILES: [&Dialect; 2] = [&DUCKDB, &POSTGRES];

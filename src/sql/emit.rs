@@ -18,16 +18,17 @@
 use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
 
 use super::build::{self, SelectParts};
-use super::{CompiledSql, DateTrunc, Dialect};
-use crate::ir::{OutputRef, Value};
+use super::{CompiledSql, DateTrunc, Dialect, Percentile};
+use crate::ir::{OutputExpr, OutputMetric, OutputRef, Value};
 use crate::model::{Aggregation, ArithOp, FilterOp, MeasureExpr, MeasureOperand, TypeClass};
 use crate::plan::{AggregationStrategy, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
 
 const ROWS: &str = "__rows";
 
-/// Renders `plan` for `dialect`.
+/// Renders one simple metric's `plan` for `dialect`.
 pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
-    emit_all(std::slice::from_ref(plan), dialect)
+    let output = OutputMetric { name: plan.metric.clone(), expr: OutputExpr::Component(0) };
+    emit_all(std::slice::from_ref(plan), &[output], dialect)
 }
 
 /// Renders the plans of one request: one metric as a single query; several
@@ -35,11 +36,11 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
 /// their keys with FULL OUTER JOIN … IS NOT DISTINCT FROM (so the NULL group
 /// is one row) and keys coalesced; ungrouped metrics are single rows, cross
 /// joined.
-pub fn emit_all(plans: &[QueryPlan], dialect: &'static Dialect) -> CompiledSql {
-    let mut e = Emitter { dialect, params: Vec::new() };
-    let query = match plans {
-        [plan] => select(&mut e, plan, Naming::Output),
-        _ => combined(&mut e, plans),
+pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> CompiledSql {
+    let mut e = Emitter { dialect, params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
+    let query = match (plans, outputs) {
+        ([plan], [OutputMetric { expr: OutputExpr::Component(0), .. }]) => select(&mut e, plan, Naming::Output),
+        _ => combined(&mut e, plans, outputs),
     };
     CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
 }
@@ -53,7 +54,7 @@ enum Naming {
     Internal,
 }
 
-fn combined(e: &mut Emitter, plans: &[QueryPlan]) -> sqlparser::ast::Query {
+fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> sqlparser::ast::Query {
     let q = e.dialect.quote;
     let first = &plans[0];
     let ctes: Vec<(String, sqlparser::ast::Query)> =
@@ -80,7 +81,7 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan]) -> sqlparser::ast::Query {
     }
     let names = first.output_names();
     let mut projection: Vec<SelectItem> = (0..n_keys).map(|k| build::aliased(merged(plans.len(), k), q, &names[k])).collect();
-    projection.extend(plans.iter().enumerate().map(|(m, p)| build::aliased(build::column(q, &format!("__m{m}"), "__v"), q, &p.metric)));
+    projection.extend(outputs.iter().map(|o| build::aliased(e.output(&o.expr), q, &o.name)));
     let outer = build::query(SelectParts {
         distinct: false,
         projection,
@@ -88,7 +89,7 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan]) -> sqlparser::ast::Query {
         joins,
         selection: None,
         group_by: Vec::new(),
-        order_by: e.order_by(first, plans),
+        order_by: e.order_by(first),
         limit: Some(build::number(&first.limit.to_string())),
     });
     build::with_ctes(ctes, q, outer)
@@ -123,7 +124,7 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::
     predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
     let selection = build::and_all(predicates);
     let (order_by, limit) = match naming {
-        Naming::Output => (e.order_by(plan, std::slice::from_ref(plan)), Some(build::number(&plan.limit.to_string()))),
+        Naming::Output => (e.order_by(plan), Some(build::number(&plan.limit.to_string()))),
         Naming::Internal => (Vec::new(), None),
     };
 
@@ -178,9 +179,35 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::
 struct Emitter {
     dialect: &'static Dialect,
     params: Vec<Value>,
+    /// Output metric names, for ORDER BY.
+    outputs: Vec<String>,
 }
 
 impl Emitter {
+    /// An output metric's value in the combined query: components are
+    /// `"__m<i>"."__v"`; division is floating-point and NULL on a zero divisor.
+    fn output(&self, e: &OutputExpr) -> Expr {
+        let q = self.dialect.quote;
+        match e {
+            OutputExpr::Component(i) => build::column(q, &format!("__m{i}"), "__v"),
+            OutputExpr::Number(n) => build::number(n),
+            OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner)) },
+            OutputExpr::Binary(ArithOp::Div, l, r) => build::nested(build::binary(
+                build::cast(self.output(l), build::double_type()),
+                BinaryOperator::Divide,
+                build::null_if_zero(self.output(r)),
+            )),
+            OutputExpr::Binary(op, l, r) => {
+                let op = match op {
+                    ArithOp::Add => BinaryOperator::Plus,
+                    ArithOp::Sub => BinaryOperator::Minus,
+                    _ => BinaryOperator::Multiply,
+                };
+                build::nested(build::binary(self.output(l), op, self.output(r)))
+            }
+        }
+    }
+
     /// Binds a value and returns its placeholder, cast where the engine would
     /// otherwise compare a string with a date.
     fn bind(&mut self, v: &Value) -> Expr {
@@ -235,15 +262,29 @@ impl Emitter {
     }
 
     fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Expr {
-        let (name, distinct) = match plan.measure.agg {
-            Aggregation::Sum => ("sum", false),
-            Aggregation::Count => ("count", false),
-            Aggregation::CountDistinct => ("count", true),
-            Aggregation::Avg => ("avg", false),
-            Aggregation::Min => ("min", false),
-            Aggregation::Max => ("max", false),
-        };
-        build::function(name, vec![operand], distinct)
+        let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
+        match plan.measure.agg {
+            Aggregation::Sum => plain("sum", operand),
+            Aggregation::Count => plain("count", operand),
+            Aggregation::CountDistinct => build::function("count", vec![operand], true),
+            Aggregation::Avg => plain("avg", operand),
+            Aggregation::Min => plain("min", operand),
+            Aggregation::Max => plain("max", operand),
+            Aggregation::Median => self.percentile(operand, "0.5"),
+            Aggregation::Percentile => {
+                let p = plan.measure.percentile.expect("the loader requires a percentile").to_string();
+                self.percentile(operand, &p)
+            }
+            // Counting the true values gives 0 (not NULL) on no rows, as a count should.
+            Aggregation::SumBoolean => plain("count", build::case_when(operand, build::number("1"))),
+        }
+    }
+
+    fn percentile(&self, operand: Expr, fraction: &str) -> Expr {
+        match self.dialect.percentile {
+            Percentile::QuantileCont => build::function("quantile_cont", vec![operand, build::number(fraction)], false),
+            Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
+        }
     }
 
     fn arith(&self, e: &MeasureExpr, anchor: &str) -> Expr {
@@ -304,8 +345,8 @@ impl Emitter {
         build::exists(sub)
     }
 
-    /// ORDER BY over output names; `plans` are the request's metrics in order.
-    fn order_by(&self, plan: &QueryPlan, plans: &[QueryPlan]) -> Vec<OrderByExpr> {
+    /// ORDER BY over output names.
+    fn order_by(&self, plan: &QueryPlan) -> Vec<OrderByExpr> {
         let q = self.dialect.quote;
         let names = plan.output_names();
         let n_time = usize::from(plan.time.is_some());
@@ -315,7 +356,7 @@ impl Emitter {
                 let name = match k.target {
                     OutputRef::Time => &names[0],
                     OutputRef::GroupBy(i) => &names[n_time + i],
-                    OutputRef::Metric(i) => &plans.get(i).unwrap_or(plan).metric,
+                    OutputRef::Metric(i) => self.outputs.get(i).unwrap_or(&plan.metric),
                 };
                 let nulls_last = self.dialect.explicit_nulls_last.then_some(true);
                 build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)

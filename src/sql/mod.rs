@@ -12,7 +12,7 @@ mod build;
 mod dialect;
 mod emit;
 
-pub use dialect::{DateTrunc, Dialect, Placeholders};
+pub use dialect::{DateTrunc, Dialect, Percentile, Placeholders};
 pub use emit::{emit, emit_all};
 
 use crate::ir::Value;

@@ -32,6 +32,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
             json!({
                 "name": m.name,
                 "description": m.description,
+                "type": "simple",
                 "entity": m.entity,
                 "aggregation": m.measure.agg.as_str(),
                 "measure_columns": m.measure.columns(),
@@ -40,6 +41,15 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "origin": m.origin.as_str(),
             })
         })
+        .chain(project.model.derived.values().map(|d| {
+            json!({
+                "name": d.name,
+                "description": d.description,
+                "type": d.kind.as_str(),
+                "inputs": d.inputs.iter().map(|i| json!({"metric": i.metric, "alias": i.alias, "filtered": !i.filters.is_empty()})).collect::<Vec<_>>(),
+                "origin": d.origin.as_str(),
+            })
+        }))
         .collect();
     listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])
 }

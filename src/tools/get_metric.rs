@@ -10,7 +10,7 @@ use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
 use crate::model::{Aggregation, Literal, MeasureOperand};
-use crate::plan::{self, Degradation, QueryPlan};
+use crate::plan::{Degradation, QueryPlan};
 use crate::project::Project;
 use crate::sql::{self, CompiledSql, Dialect};
 
@@ -47,12 +47,12 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Ok(r) => r,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let planned = ir::resolve(&project.model, &request).and_then(|qs| plan::plan_all(&project.model, &qs));
-    let plans = match planned {
-        Ok(p) => p,
+    let (plans, outputs) = match crate::plan(&project.model, &request) {
+        Ok(p) => (p.plans, p.outputs),
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let compiled = sql::emit_all(&plans, dialect);
+    let compiled = sql::emit_all(&plans, &outputs, dialect);
+    let mut limit_cut = false;
     let mut notes: Vec<String> = Vec::new();
     for n in plans.iter().flat_map(|p| p.notes.iter()) {
         if !notes.contains(n) {
@@ -66,12 +66,33 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             }
             None
         }
-        Execution::Run { engine, limits } => match engine.execute(&compiled, limits) {
-            Ok(rs) => Some(rs),
-            Err(e) => return Envelope::error(engine_error(args, e)),
-        },
+        Execution::Run { engine, limits } => {
+            // The engine runs the query with one row more than asked, to learn
+            // whether the limit cut groups off; that extra row is never returned.
+            let limit = plans[0].limit as usize;
+            let mut probe = plans.clone();
+            probe[0].limit += 1;
+            match engine.execute(&sql::emit_all(&probe, &outputs, dialect), limits) {
+                Ok(mut rs) => {
+                    if rs.rows.len() > limit {
+                        rs.rows.truncate(limit);
+                        limit_cut = true;
+                    }
+                    Some(rs)
+                }
+                Err(e) => return Envelope::error(engine_error(args, e)),
+            }
+        }
     };
-    answer(project, &plans, &compiled, result, notes)
+    let unordered_cut = limit_cut && args.order_by.is_empty();
+    if limit_cut {
+        notes.push(format!(
+            "The limit of {} cut off further rows{}.",
+            plans[0].limit,
+            if unordered_cut { "; without order_by they are cut in key order, which is not a ranking: pass order_by to say what the top rows are" } else { "" }
+        ));
+    }
+    answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut)
 }
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes
@@ -126,9 +147,18 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     }
 }
 
-fn answer(project: &Project, plans: &[QueryPlan], compiled: &CompiledSql, result: Option<ResultSet>, notes: Vec<String>) -> Envelope {
+fn answer(
+    project: &Project,
+    plans: &[QueryPlan],
+    outputs: &[ir::OutputMetric],
+    compiled: &CompiledSql,
+    result: Option<ResultSet>,
+    notes: Vec<String>,
+    limit_cut: bool,
+    unordered_cut: bool,
+) -> Envelope {
     let plan = &plans[0];
-    let columns = output_columns(project, plans, result.as_ref());
+    let columns = output_columns(project, plans, outputs, result.as_ref());
     let mut data = json!({
         "columns": columns,
         "sql": compiled.sql,
@@ -149,13 +179,19 @@ fn answer(project: &Project, plans: &[QueryPlan], compiled: &CompiledSql, result
     let truncated = result.as_ref().is_some_and(|r| r.truncated);
     if let (Some(rs), Json::Object(m)) = (result, &mut data) {
         m.insert("row_count".into(), rs.rows.len().into());
-        m.insert("truncated".into(), rs.truncated.into());
+        // More rows exist than were returned: cut by the row cap or by the limit.
+        m.insert("truncated".into(), (rs.truncated || limit_cut).into());
         m.insert("rows".into(), Json::Array(rs.rows.into_iter().map(Json::Array).collect()));
     }
-    let degradation = plans.iter().flat_map(|p| p.degradations.iter()).next().map(|d| match d {
-        Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
-        Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
-    });
+    let degradation = plans
+        .iter()
+        .flat_map(|p| p.degradations.iter())
+        .map(|d| match d {
+            Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
+            Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
+        })
+        .next()
+        .or(unordered_cut.then_some(DegradationReason::MissingOrderByWithLimit));
     let envelope = match degradation {
         Some(reason) => Envelope::degraded(data, reason).with_confidence(Confidence::Medium),
         None if rows_empty => Envelope::empty(Some(data)).with_confidence(Confidence::High),
@@ -167,7 +203,7 @@ fn answer(project: &Project, plans: &[QueryPlan], compiled: &CompiledSql, result
 
 /// `data.columns`: time bucket, group-bys, metric, each with a type and a role.
 /// Types come from the result when there is one, else from the model.
-fn output_columns(project: &Project, plans: &[QueryPlan], result: Option<&ResultSet>) -> Vec<Json> {
+fn output_columns(project: &Project, plans: &[QueryPlan], outputs: &[ir::OutputMetric], result: Option<&ResultSet>) -> Vec<Json> {
     let model = &project.model;
     let plan = &plans[0];
     let declared = |c: &crate::model::ColumnRef| {
@@ -180,14 +216,22 @@ fn output_columns(project: &Project, plans: &[QueryPlan], result: Option<&Result
     for g in &plan.group_by {
         cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
     }
-    for p in plans {
-        let metric_type = match (&p.measure.agg, &p.measure.operand) {
-            (Aggregation::Count | Aggregation::CountDistinct, _) => Some("bigint".to_string()),
-            (Aggregation::Avg, _) => Some("double".to_string()),
-            (_, MeasureOperand::Column(c)) => model.entity(&p.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone()),
-            _ => None,
+    for o in outputs {
+        let metric_type = match &o.expr {
+            ir::OutputExpr::Component(i) => {
+                let p = &plans[*i];
+                match (&p.measure.agg, &p.measure.operand) {
+                    (Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean, _) => Some("bigint".to_string()),
+                    (Aggregation::Avg | Aggregation::Median | Aggregation::Percentile, _) => Some("double".to_string()),
+                    (_, MeasureOperand::Column(c)) => {
+                        model.entity(&p.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone())
+                    }
+                    _ => None,
+                }
+            }
+            _ => Some("double".to_string()),
         };
-        cols.push((p.metric.clone(), metric_type, "metric"));
+        cols.push((o.name.clone(), metric_type, "metric"));
     }
     cols.into_iter()
         .enumerate()

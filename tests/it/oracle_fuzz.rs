@@ -75,6 +75,8 @@ struct Case {
     agg: &'static str,
     group_by: Vec<(usize, String)>,
     filters: Vec<(usize, String, &'static str, Json)>,
+    /// Ask for `r` = m (filtered to the anchor's `cat = 'a'`) / c (count of val) instead of `m`.
+    ratio: bool,
 }
 
 const CATS: [&str; 3] = ["a", "b", "c"];
@@ -161,7 +163,8 @@ fn generate(seed: u64) -> Case {
         };
         filters.push((e, c, op, value));
     }
-    Case { tables, joins, anchor, agg, group_by, filters }
+    let ratio = r.chance(30);
+    Case { tables, joins, anchor, agg, group_by, filters, ratio }
 }
 
 fn fk_columns(case: &Case, t: usize) -> Vec<String> {
@@ -203,6 +206,19 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
         FileKind::Metric,
         PathBuf::from("metrics/m.yaml"),
         format!("version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n", case.anchor, case.agg),
+    ));
+    files.push((
+        FileKind::Metric,
+        PathBuf::from("metrics/c.yaml"),
+        format!("version: 1\nname: c\nentity: e{}\nmeasure: {{agg: count, column: val}}\n", case.anchor),
+    ));
+    files.push((
+        FileKind::Metric,
+        PathBuf::from("metrics/r.yaml"),
+        format!(
+            "version: 1\nname: r\ntype: ratio\nnumerator: {{metric: m, filter: [{{column: e{}.cat, op: eq, value: a}}]}}\ndenominator: c\n",
+            case.anchor
+        ),
     ));
     files
 }
@@ -335,7 +351,44 @@ fn holds(v: &V, op: &str, arg: &Json) -> bool {
     }
 }
 
+fn as_f64(v: &V) -> Option<f64> {
+    match v {
+        V::Int(i) => Some(*i as f64),
+        V::Text(t) if t.starts_with("avg:") => {
+            let (s, n) = t[4..].split_once('/').unwrap();
+            Some(s.parse::<f64>().unwrap() / n.parse::<f64>().unwrap())
+        }
+        _ => None,
+    }
+}
+
+/// The expected rows: the metric, or the ratio of its filtered self to the count.
 fn evaluate(case: &Case) -> Vec<Vec<V>> {
+    if !case.ratio {
+        return evaluate_metric(case, case.agg, &[]).into_iter().map(|(mut k, v)| { k.push(v); k }).collect();
+    }
+    let extra = [(case.anchor, "cat".to_string(), "eq", json!("a"))];
+    let num = evaluate_metric(case, case.agg, &extra);
+    let den = evaluate_metric(case, "count", &[]);
+    let keys: BTreeSet<&Vec<V>> = num.keys().chain(den.keys()).collect();
+    keys.into_iter()
+        .map(|k| {
+            let n = num.get(k).and_then(as_f64);
+            let d = den.get(k).and_then(as_f64).filter(|d| *d != 0.0);
+            let mut row = k.clone();
+            row.push(match (n, d) {
+                (Some(n), Some(d)) => V::Text(format!("ratio:{}", n / d)),
+                _ => V::Null,
+            });
+            row
+        })
+        .collect()
+}
+
+/// One simple metric (`agg` over the anchor's `val`) with the case's filters
+/// plus `extra`: group key → value.
+fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str, Json)]) -> BTreeMap<Vec<V>, V> {
+    let filters: Vec<(usize, String, &str, Json)> = case.filters.iter().cloned().chain(extra.iter().cloned()).collect();
     let paths = paths(case);
     let a = case.anchor;
     let mut main_hops: Vec<Hop> = Vec::new();
@@ -352,7 +405,7 @@ fn evaluate(case: &Case) -> Vec<Vec<V>> {
     // Filters: to-one prefix in the main walk; the rest grouped by the first to-many hop.
     let mut main_filters = Vec::new();
     let mut semi: Vec<((usize, usize), Vec<Hop>, Vec<(usize, String, &str, Json)>)> = Vec::new();
-    for (e, c, op, v) in &case.filters {
+    for (e, c, op, v) in &filters {
         let p = &paths[e];
         match p.iter().position(|h| h.fans_out) {
             None => {
@@ -416,9 +469,9 @@ fn evaluate(case: &Case) -> Vec<Vec<V>> {
     }
     groups
         .into_iter()
-        .map(|(mut key, vals)| {
+        .map(|(key, vals)| {
             let nums: Vec<i64> = vals.iter().filter_map(|v| if let V::Int(i) = v { Some(*i) } else { None }).collect();
-            let agg = match case.agg {
+            let value = match agg {
                 "sum" => nums.iter().copied().reduce(|x, y| x + y).map_or(V::Null, V::Int),
                 "count" => V::Int(nums.len() as i64),
                 "count_distinct" => V::Int(nums.iter().collect::<BTreeSet<_>>().len() as i64),
@@ -429,8 +482,7 @@ fn evaluate(case: &Case) -> Vec<Vec<V>> {
                 "avg" => V::Text(format!("avg:{}/{}", nums.iter().sum::<i64>(), nums.len())),
                 other => panic!("agg {other}"),
             };
-            key.push(agg);
-            key
+            (key, value)
         })
         .collect()
 }
@@ -454,6 +506,10 @@ fn same(expected: &V, got: &V) -> bool {
             have.is_some_and(|h| (h - want).abs() < 1e-9)
         }
         (V::Text(e), V::Int(g)) if e.starts_with("avg:") => same(expected, &V::Text(format!("float:{g}"))),
+        (V::Text(e), V::Text(g)) if e.starts_with("ratio:") => {
+            let want: f64 = e[6..].parse().unwrap();
+            g.strip_prefix("float:").and_then(|x| x.parse::<f64>().ok()).is_some_and(|h| (h - want).abs() <= 1e-9 * want.abs().max(1.0))
+        }
         _ => expected == got,
     }
 }
@@ -465,7 +521,8 @@ fn request(case: &Case) -> Json {
         .iter()
         .map(|(e, c, op, v)| if v.is_null() { json!({"column": format!("e{e}.{c}"), "op": op}) } else { json!({"column": format!("e{e}.{c}"), "op": op, "value": v}) })
         .collect();
-    json!({"name": "m", "group_by": group_by, "filters": filters, "limit": 10000})
+    let name = if case.ratio { "r" } else { "m" };
+    json!({"name": name, "group_by": group_by, "filters": filters, "limit": 10000})
 }
 
 fn check_case(seed: u64) -> Result<(), String> {

@@ -255,3 +255,62 @@ fn min_max_over_tagged_columns_is_refused() {
     let total = tools::call(&project, "get_metric", &json!({"name": "payroll", "group_by": ["employee.team"], "dry_run": true}), Execution::DryRun);
     assert_eq!(total.status(), Status::Success);
 }
+
+fn fixture(files: &[(&str, &str)]) -> schemabrain::project::Project {
+    use schemabrain::model::{load_project_from_files, FileKind};
+    let files: Vec<(FileKind, std::path::PathBuf, String)> = files
+        .iter()
+        .map(|(path, text)| {
+            let kind = if path.starts_with("entities") { FileKind::Entity } else if path.starts_with("joins") { FileKind::Join } else { FileKind::Metric };
+            (kind, path.into(), text.to_string())
+        })
+        .collect();
+    let (model, diags) = load_project_from_files(&files);
+    assert!(diags.is_empty(), "{diags}");
+    schemabrain::project::Project::from_parts(".".into(), model, None).unwrap()
+}
+
+#[test]
+fn a_grain_without_any_time_dimension_is_degraded_and_unbucketed() {
+    let p = fixture(&[
+        ("entities/t.yaml", "version: 1\nname: ticket\nbinding: {single_table: s.t}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: minutes, type: integer}]\n"),
+        ("metrics/m.yaml", "version: 1\nname: minutes\nentity: ticket\nmeasure: {agg: sum, column: minutes}\n"),
+    ]);
+    let env = tools::call(&p, "get_metric", &json!({"name": "minutes", "time_grain": "month", "dry_run": true}), Execution::DryRun);
+    assert_eq!(env.status(), Status::Degraded);
+    assert_eq!(env.degradation_reason().unwrap().as_str(), "time_dimension_unavailable");
+    let data = env.data().unwrap();
+    assert_eq!(data["columns"].as_array().unwrap().len(), 1, "no bucket column");
+    assert_eq!(data["time_dimension_resolution"], "unavailable");
+}
+
+#[test]
+fn metrics_that_cannot_share_a_grain_are_grain_mismatch() {
+    let p = fixture(&[
+        ("entities/t.yaml", "version: 1\nname: ticket\nbinding: {single_table: s.t}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: minutes, type: integer}, {name: opened_at, type: timestamp}]\n"),
+        ("entities/u.yaml", "version: 1\nname: agent\nbinding: {single_table: s.a}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: team, type: varchar}]\n"),
+        ("metrics/m.yaml", "version: 1\nname: minutes\nentity: ticket\nmeasure: {agg: sum, column: minutes}\ntime_dimension: ticket.opened_at\ntime_grains: [day, month]\n"),
+        ("metrics/n.yaml", "version: 1\nname: agents\nentity: agent\nmeasure: {agg: count, column: id}\n"),
+    ]);
+    let args = json!({"names": ["minutes", "agents"], "time_grain": "month", "dry_run": true});
+    let env = tools::call(&p, "get_metric", &args, Execution::DryRun);
+    let err = env.tool_error().expect("error");
+    assert_eq!(err.kind().as_str(), "grain_mismatch");
+    assert!(err.message().contains("agents"), "{}", err.message());
+    let r = err.recovery();
+    let next = tools::call(&p, r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap()), Execution::DryRun);
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
+fn name_and_names_together_are_refused_with_a_fix() {
+    let env = dry(json!({"name": "revenue", "names": ["order_count"]}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "malformed_name");
+    let r = err.recovery();
+    let mut next_args = Json::Object(r.suggested_args().cloned().unwrap());
+    next_args["dry_run"] = true.into();
+    let next = tools::call(demo_project(), "get_metric", &next_args, Execution::DryRun);
+    assert_eq!(next.status(), Status::Success);
+    assert_eq!(next.data().unwrap()["columns"].as_array().unwrap().len(), 2);
+}
