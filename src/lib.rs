@@ -86,6 +86,8 @@ pub enum CompileError {
     UnknownDialect(String),
     /// The request is wrong for this model (the issue says how).
     Request(Issue),
+    /// The dialect has no exact form of something the request needs.
+    Unsupported(sql::Unsupported),
 }
 
 /// Plans a request and renders its SQL for a dialect; values are bound
@@ -119,5 +121,5 @@ pub enum CompileError {
 pub fn compile(model: &SemanticModel, request: &MetricRequest, dialect: &str) -> Result<CompiledSql, CompileError> {
     let dialect = Dialect::from_name(dialect).map_err(CompileError::UnknownDialect)?;
     let planned = plan(model, request).map_err(CompileError::Request)?;
-    Ok(sql::emit_all(&planned.plans, &planned.outputs, dialect))
+    sql::emit_all(&planned.plans, &planned.outputs, dialect).map_err(CompileError::Unsupported)
 }

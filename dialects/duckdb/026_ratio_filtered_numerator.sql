@@ -2,10 +2,10 @@
 -- dialect: duckdb
 -- status: success
 -- A ratio whose numerator carries its own filter; division is floating-point and NULL on zero.
-WITH "__m0" AS (
+WITH "sb_m0" AS (
   SELECT
-    "customer"."segment" AS "__k0",
-    count("order"."id") AS "__v"
+    "customer"."segment" AS "sb_k0",
+    count("order"."id") AS "sb_v"
   FROM
     "main"."orders" AS "order"
     LEFT JOIN "main"."customers" AS "customer" ON "order"."customer_id" = "customer"."id"
@@ -13,10 +13,10 @@ WITH "__m0" AS (
     "order"."status" = $1
   GROUP BY
     "customer"."segment"
-), "__m1" AS (
+), "sb_m1" AS (
   SELECT
-    "customer"."segment" AS "__k0",
-    count("order"."id") AS "__v"
+    "customer"."segment" AS "sb_k0",
+    count("order"."id") AS "sb_v"
   FROM
     "main"."orders" AS "order"
     LEFT JOIN "main"."customers" AS "customer" ON "order"."customer_id" = "customer"."id"
@@ -24,9 +24,20 @@ WITH "__m0" AS (
     "customer"."segment"
 )
 SELECT
-  coalesce("__m0"."__k0", "__m1"."__k0") AS "customer.segment",
-  (CAST("__m0"."__v" AS DOUBLE PRECISION) / nullif("__m1"."__v", 0)) AS "cancellation_rate"
+  "sb_keys"."sb_k0" AS "customer.segment",
+  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "cancellation_rate"
 FROM
-  "__m0"
-  FULL JOIN "__m1" ON "__m0"."__k0" IS NOT DISTINCT FROM "__m1"."__k0" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
+  (
+    SELECT
+      "sb_m0"."sb_k0"
+    FROM
+      "sb_m0"
+    UNION
+    SELECT
+      "sb_m1"."sb_k0"
+    FROM
+      "sb_m1"
+  ) AS "sb_keys"
+  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
+  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled"]

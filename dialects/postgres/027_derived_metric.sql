@@ -2,20 +2,20 @@
 -- dialect: postgres
 -- status: success
 -- A derived metric over two inputs, one filtered.
-WITH "__m0" AS (
+WITH "sb_m0" AS (
   SELECT
-    date_trunc('month', "order"."ordered_at") AS "__k0",
-    sum("order"."amount") AS "__v"
+    date_trunc('month', "order"."ordered_at") AS "sb_k0",
+    sum("order"."amount") AS "sb_v"
   FROM
     "main"."orders" AS "order"
   WHERE
     "order"."status" NOT IN ($1)
   GROUP BY
     date_trunc('month', "order"."ordered_at")
-), "__m1" AS (
+), "sb_m1" AS (
   SELECT
-    date_trunc('month', "order"."ordered_at") AS "__k0",
-    count("order"."id") AS "__v"
+    date_trunc('month', "order"."ordered_at") AS "sb_k0",
+    count("order"."id") AS "sb_v"
   FROM
     "main"."orders" AS "order"
   WHERE
@@ -24,9 +24,20 @@ WITH "__m0" AS (
     date_trunc('month', "order"."ordered_at")
 )
 SELECT
-  coalesce("__m0"."__k0", "__m1"."__k0") AS "order.ordered_at__month",
-  (CAST("__m0"."__v" AS DOUBLE PRECISION) / nullif("__m1"."__v", 0)) AS "revenue_per_order"
+  "sb_keys"."sb_k0" AS "order.ordered_at__month",
+  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "revenue_per_order"
 FROM
-  "__m0"
-  FULL JOIN "__m1" ON "__m0"."__k0" IS NOT DISTINCT FROM "__m1"."__k0" ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
+  (
+    SELECT
+      "sb_m0"."sb_k0"
+    FROM
+      "sb_m0"
+    UNION
+    SELECT
+      "sb_m1"."sb_k0"
+    FROM
+      "sb_m1"
+  ) AS "sb_keys"
+  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
+  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled","cancelled"]

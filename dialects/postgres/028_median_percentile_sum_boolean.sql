@@ -2,38 +2,54 @@
 -- dialect: postgres
 -- status: success
 -- median, percentile and sum_boolean aggregations, per dialect.
-WITH "__m0" AS (
+WITH "sb_m0" AS (
   SELECT
-    "order"."status" AS "__k0",
-    percentile_cont(0.5) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "__v"
+    "order"."status" AS "sb_k0",
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "sb_v"
   FROM
     "main"."orders" AS "order"
   GROUP BY
     "order"."status"
-), "__m1" AS (
+), "sb_m1" AS (
   SELECT
-    "order"."status" AS "__k0",
-    percentile_cont(0.9) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "__v"
+    "order"."status" AS "sb_k0",
+    percentile_cont(0.9) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "sb_v"
   FROM
     "main"."orders" AS "order"
   GROUP BY
     "order"."status"
-), "__m2" AS (
+), "sb_m2" AS (
   SELECT
-    "order"."status" AS "__k0",
-    count(CASE WHEN "order"."is_gift" THEN 1 END) AS "__v"
+    "order"."status" AS "sb_k0",
+    count(CASE WHEN "order"."is_gift" THEN 1 END) AS "sb_v"
   FROM
     "main"."orders" AS "order"
   GROUP BY
     "order"."status"
 )
 SELECT
-  coalesce("__m0"."__k0", "__m1"."__k0", "__m2"."__k0") AS "order.status",
-  "__m0"."__v" AS "median_order_value",
-  "__m1"."__v" AS "p90_order_value",
-  "__m2"."__v" AS "gift_orders"
+  "sb_keys"."sb_k0" AS "order.status",
+  "sb_m0"."sb_v" AS "median_order_value",
+  "sb_m1"."sb_v" AS "p90_order_value",
+  "sb_m2"."sb_v" AS "gift_orders"
 FROM
-  "__m0"
-  FULL JOIN "__m1" ON "__m0"."__k0" IS NOT DISTINCT FROM "__m1"."__k0"
-  FULL JOIN "__m2" ON coalesce("__m0"."__k0", "__m1"."__k0") IS NOT DISTINCT FROM "__m2"."__k0" ORDER BY "order.status" ASC NULLS LAST LIMIT 1000
+  (
+    SELECT
+      "sb_m0"."sb_k0"
+    FROM
+      "sb_m0"
+    UNION
+    SELECT
+      "sb_m1"."sb_k0"
+    FROM
+      "sb_m1"
+    UNION
+    SELECT
+      "sb_m2"."sb_k0"
+    FROM
+      "sb_m2"
+  ) AS "sb_keys"
+  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
+  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0"
+  LEFT JOIN "sb_m2" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m2"."sb_k0" ORDER BY "order.status" ASC NULLS LAST LIMIT 1000
 -- params: []

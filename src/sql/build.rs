@@ -11,7 +11,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, ObjectName,
     ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, TimezoneInfo, Value,
+    TableFactor, TableWithJoins, Value,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -57,10 +57,6 @@ pub fn number(text: &str) -> Expr {
     Expr::value(Value::Number(text.to_string(), false))
 }
 
-pub fn string(text: &str) -> Expr {
-    Expr::value(Value::SingleQuotedString(text.to_string()))
-}
-
 pub fn placeholder(text: String) -> Expr {
     Expr::value(Value::Placeholder(text))
 }
@@ -85,12 +81,38 @@ pub fn cast(e: Expr, data_type: DataType) -> Expr {
     Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type, array: false, format: None }
 }
 
-pub fn date_type() -> DataType {
-    DataType::Date
+/// A type by its engine name (`DOUBLE PRECISION`, `FLOAT64`, `DATETIME2`).
+pub fn named_type(name: &str) -> DataType {
+    DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]), Vec::new())
 }
 
-pub fn timestamp_type() -> DataType {
-    DataType::Timestamp(None, TimezoneInfo::None)
+/// Parses an expression template written for `dialect` and puts `x` where
+/// the template says `sb_x`. Templates are our own constant SQL; `x` is an
+/// AST, so nothing from a request is ever parsed here.
+pub fn from_template(template: &str, dialect: &dyn sqlparser::dialect::Dialect, x: &Expr) -> Expr {
+    let mut e = Parser::new(dialect)
+        .try_with_sql(template)
+        .and_then(|mut p| p.parse_expr())
+        .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
+    let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
+        if matches!(node, Expr::Identifier(id) if id.value == "sb_x") {
+            *node = x.clone();
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    e
+}
+
+/// `SELECT a UNION SELECT b` (distinct), as a query body.
+pub fn union(left: Query, right: Query) -> Query {
+    let mut q = templates().query.clone();
+    q.body = Box::new(SetExpr::SetOperation {
+        left: left.body,
+        op: sqlparser::ast::SetOperator::Union,
+        set_quantifier: sqlparser::ast::SetQuantifier::None,
+        right: right.body,
+    });
+    q
 }
 
 /// `name(args…)`, or `name(DISTINCT args…)`.
@@ -128,13 +150,17 @@ pub fn case_when(condition: Expr, result: Expr) -> Expr {
     }
 }
 
+/// `CASE WHEN condition THEN result ELSE otherwise END`.
+pub fn case_when_else(condition: Expr, result: Expr, otherwise: Expr) -> Expr {
+    let Expr::Case { case_token, end_token, operand, conditions, .. } = case_when(condition, result) else {
+        unreachable!("case_when builds a CASE")
+    };
+    Expr::Case { case_token, end_token, operand, conditions, else_result: Some(Box::new(otherwise)) }
+}
+
 /// `NULLIF(e, 0)`.
 pub fn null_if_zero(e: Expr) -> Expr {
     function("nullif", vec![e, number("0")], false)
-}
-
-pub fn double_type() -> DataType {
-    DataType::DoublePrecision
 }
 
 /// `"schema"."table" AS "alias"`.
@@ -159,10 +185,6 @@ pub fn left_join(relation: TableFactor, on: Expr) -> Join {
 
 pub fn inner_join(relation: TableFactor, on: Expr) -> Join {
     Join { relation, global: false, join_operator: JoinOperator::Join(JoinConstraint::On(on)) }
-}
-
-pub fn full_join(relation: TableFactor, on: Expr) -> Join {
-    Join { relation, global: false, join_operator: JoinOperator::FullOuter(JoinConstraint::On(on)) }
 }
 
 pub fn cross_join(relation: TableFactor) -> Join {
@@ -232,7 +254,14 @@ pub struct SelectParts {
     pub selection: Option<Expr>,
     pub group_by: Vec<Expr>,
     pub order_by: Vec<OrderByExpr>,
-    pub limit: Option<Expr>,
+    pub limit: Option<Limit>,
+}
+
+/// A row limit in one of the three spellings.
+pub enum Limit {
+    Limit(u64),
+    Top(u64),
+    FetchFirst(u64),
 }
 
 pub fn query(parts: SelectParts) -> Query {
@@ -246,10 +275,26 @@ pub fn query(parts: SelectParts) -> Query {
     select.group_by = GroupByExpr::Expressions(parts.group_by, Vec::new());
     q.order_by = (!parts.order_by.is_empty())
         .then(|| OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
-    q.limit_clause = parts.limit.map(|limit| sqlparser::ast::LimitClause::LimitOffset {
-        limit: Some(limit),
-        offset: None,
-        limit_by: Vec::new(),
-    });
+    match parts.limit {
+        None => {}
+        Some(Limit::Limit(n)) => {
+            q.limit_clause = Some(sqlparser::ast::LimitClause::LimitOffset {
+                limit: Some(number(&n.to_string())),
+                offset: None,
+                limit_by: Vec::new(),
+            })
+        }
+        Some(Limit::Top(n)) => {
+            let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
+            select.top = Some(sqlparser::ast::Top {
+                with_ties: false,
+                percent: false,
+                quantity: Some(sqlparser::ast::TopQuantity::Expr(number(&n.to_string()))),
+            });
+        }
+        Some(Limit::FetchFirst(n)) => {
+            q.fetch = Some(sqlparser::ast::Fetch { with_ties: false, percent: false, quantity: Some(number(&n.to_string())) })
+        }
+    }
     q
 }

@@ -1,48 +1,64 @@
-//! Lowering a `QueryPlan` to one SELECT.
+//! Lowering plans to one SELECT, asking the dialect profile at each choice.
 //!
 //! Direct aggregation:
 //! ```text
 //! SELECT [bucket AS "e.col__grain",] group cols AS "e.col", agg(measure) AS "metric"
 //! FROM anchor LEFT JOIN … ON …
-//! WHERE filters [AND EXISTS (semi-join)]  GROUP BY …  ORDER BY … NULLS LAST  LIMIT n
+//! WHERE filters [AND EXISTS (semi-join)]  GROUP BY …  ORDER BY …  LIMIT n
 //! ```
 //! Deduplicated aggregation (a to-many join repeats anchor rows): the same
 //! FROM/WHERE first reduced to one row per (anchor identity, keys), then
 //! aggregated:
 //! ```text
-//! SELECT "__rows"."__k0" AS "p.category", agg("__rows"."__m") AS "metric"
-//! FROM (SELECT DISTINCT anchor.id AS "__id0", key AS "__k0", measure AS "__m" FROM … WHERE …) AS "__rows"
-//! GROUP BY "__rows"."__k0" ORDER BY … LIMIT n
+//! SELECT "sb_rows"."sb_k0" AS "p.category", agg("sb_rows"."sb_m") AS "metric"
+//! FROM (SELECT DISTINCT anchor.id AS "sb_id0", key AS "sb_k0", measure AS "sb_m" FROM … WHERE …) AS "sb_rows"
+//! GROUP BY "sb_rows"."sb_k0" ORDER BY … LIMIT n
 //! ```
+//! Several metrics: one CTE per simple metric (`sb_m<i>`: keys `sb_k<j>`,
+//! value `sb_v`); the union of their keys LEFT JOINs each NULL-safely, and
+//! the output metrics are expressions over the `sb_v`s. (No FULL JOIN: MySQL
+//! has none, and the key union reads the same everywhere.)
 
 use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
 
-use super::build::{self, SelectParts};
-use super::{CompiledSql, DateTrunc, Dialect, Percentile};
+use super::build::{self, Limit, SelectParts};
+use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast};
+use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{OutputExpr, OutputMetric, OutputRef, Value};
 use crate::model::{Aggregation, ArithOp, FilterOp, MeasureExpr, MeasureOperand, TypeClass};
 use crate::plan::{AggregationStrategy, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
 
-const ROWS: &str = "__rows";
+const ROWS: &str = "sb_rows";
+
+/// A feature the target engine has no exact form of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    pub dialect: &'static str,
+    pub feature: String,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} has no exact {}", self.dialect, self.feature)
+    }
+}
 
 /// Renders one simple metric's `plan` for `dialect`.
-pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
+pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
     let output = OutputMetric { name: plan.metric.clone(), expr: OutputExpr::Component(0) };
     emit_all(std::slice::from_ref(plan), &[output], dialect)
 }
 
-/// Renders the plans of one request: one metric as a single query; several
-/// as one CTE each (`"__m0"`, …, keys `"__k<i>"`, value `"__v"`), joined on
-/// their keys with FULL OUTER JOIN … IS NOT DISTINCT FROM (so the NULL group
-/// is one row) and keys coalesced; ungrouped metrics are single rows, cross
-/// joined.
-pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> CompiledSql {
-    let mut e = Emitter { dialect, params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
+/// Renders the plans of one request: one simple metric as a single query;
+/// anything else (several metrics, ratios, derived) as CTEs over its
+/// components.
+pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
+    let mut e = Emitter { dialect, parser: dialect.parser_dialect(), params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
     let query = match (plans, outputs) {
-        ([plan], [OutputMetric { expr: OutputExpr::Component(0), .. }]) => select(&mut e, plan, Naming::Output),
-        _ => combined(&mut e, plans, outputs),
+        ([plan], [OutputMetric { expr: OutputExpr::Component(0), .. }]) => select(&mut e, plan, Naming::Output)?,
+        _ => combined(&mut e, plans, outputs)?,
     };
-    CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
+    Ok(CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name })
 }
 
 /// How a SELECT names its columns.
@@ -50,53 +66,68 @@ pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static
 enum Naming {
     /// The output names, with ORDER BY and LIMIT: a whole answer.
     Output,
-    /// `__k<i>` and `__v`, unordered: one metric of several.
+    /// `sb_k<i>` and `sb_v`, unordered: one metric of several.
     Internal,
 }
 
-fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> sqlparser::ast::Query {
+fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> Result<sqlparser::ast::Query, Unsupported> {
     let q = e.dialect.quote;
     let first = &plans[0];
-    let ctes: Vec<(String, sqlparser::ast::Query)> =
-        plans.iter().enumerate().map(|(i, p)| (format!("__m{i}"), select(e, p, Naming::Internal))).collect();
-    let n_keys = first.output_names().len() - 1;
-    let key = |m: usize, k: usize| build::column(q, &format!("__m{m}"), &format!("__k{k}"));
-    // The key of the rows joined so far: COALESCE over the CTEs before `upto`.
-    let merged = |upto: usize, k: usize| {
-        if upto == 1 {
-            key(0, k)
-        } else {
-            build::function("coalesce", (0..upto).map(|m| key(m, k)).collect(), false)
-        }
-    };
-    let mut joins = Vec::new();
-    for m in 1..plans.len() {
-        let relation = build::table_ref(q, &format!("__m{m}"));
-        if n_keys == 0 {
-            joins.push(build::cross_join(relation));
-        } else {
-            let on = (0..n_keys).map(|k| Expr::IsNotDistinctFrom(Box::new(merged(m, k)), Box::new(key(m, k)))).collect();
-            joins.push(build::full_join(relation, build::and_all(on).expect("keys")));
-        }
+    let mut ctes = Vec::new();
+    for (i, p) in plans.iter().enumerate() {
+        ctes.push((format!("sb_m{i}"), select(e, p, Naming::Internal)?));
     }
     let names = first.output_names();
-    let mut projection: Vec<SelectItem> = (0..n_keys).map(|k| build::aliased(merged(plans.len(), k), q, &names[k])).collect();
-    projection.extend(outputs.iter().map(|o| build::aliased(e.output(&o.expr), q, &o.name)));
+    let n_keys = names.len() - 1;
+    let key_cols: Vec<String> = (0..n_keys).map(|k| format!("sb_k{k}")).collect();
+    let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
+        // Ungrouped: every CTE is one row.
+        let joins = (1..plans.len()).map(|m| build::cross_join(build::table_ref(q, &format!("sb_m{m}")))).collect();
+        (build::table_ref(q, "sb_m0"), joins, Vec::new())
+    } else {
+        let key_select = |m: usize| {
+            build::query(SelectParts {
+                distinct: false,
+                projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &format!("sb_m{m}"), k))).collect(),
+                from: build::table_ref(q, &format!("sb_m{m}")),
+                joins: Vec::new(),
+                selection: None,
+                group_by: Vec::new(),
+                order_by: Vec::new(),
+                limit: None,
+            })
+        };
+        let keys = (1..plans.len()).fold(key_select(0), |acc, m| build::union(acc, key_select(m)));
+        let joins = (0..plans.len())
+            .map(|m| {
+                let on = key_cols
+                    .iter()
+                    .map(|k| e.null_safe_eq(build::column(q, "sb_keys", k), build::column(q, &format!("sb_m{m}"), k)))
+                    .collect();
+                build::left_join(build::table_ref(q, &format!("sb_m{m}")), build::and_all(on).expect("keys"))
+            })
+            .collect();
+        let exprs = key_cols.iter().map(|k| build::column(q, "sb_keys", k)).collect();
+        (build::derived(keys, q, "sb_keys"), joins, exprs)
+    };
+    let mut columns: Vec<(Expr, String)> = key_exprs.into_iter().zip(names.iter().cloned()).collect();
+    columns.extend(outputs.iter().map(|o| (e.output(&o.expr), o.name.clone())));
+    let order_by = e.order_by(first, &columns);
     let outer = build::query(SelectParts {
         distinct: false,
-        projection,
-        from: build::table_ref(q, "__m0"),
+        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        from,
         joins,
         selection: None,
         group_by: Vec::new(),
-        order_by: e.order_by(first),
-        limit: Some(build::number(&first.limit.to_string())),
+        order_by,
+        limit: Some(e.limit(first.limit)),
     });
-    build::with_ctes(ctes, q, outer)
+    Ok(build::with_ctes(ctes, q, outer))
 }
 
 /// One metric's SELECT.
-fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::Query {
+fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> Result<sqlparser::ast::Query, Unsupported> {
     let q = e.dialect.quote;
     let anchor = &plan.anchor.alias;
 
@@ -112,9 +143,9 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::
         Naming::Output => plan.metric.clone(),
         Naming::Internal => {
             for (i, k) in keys.iter_mut().enumerate() {
-                k.1 = format!("__k{i}");
+                k.1 = format!("sb_k{i}");
             }
-            "__v".to_string()
+            "sb_v".to_string()
         }
     };
     let operand = e.measure_operand(plan, anchor);
@@ -123,31 +154,17 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::
     let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
     predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
     let selection = build::and_all(predicates);
-    let (order_by, limit) = match naming {
-        Naming::Output => (e.order_by(plan), Some(build::number(&plan.limit.to_string()))),
-        Naming::Internal => (Vec::new(), None),
-    };
 
-    match &plan.aggregation {
+    let (outer_keys, aggregate, from, joins, selection) = match &plan.aggregation {
         AggregationStrategy::Direct => {
-            let mut projection: Vec<SelectItem> = keys.iter().map(|(k, name)| build::aliased(k.clone(), q, name)).collect();
-            projection.push(build::aliased(e.aggregate(plan, operand), q, &metric_name));
-            build::query(SelectParts {
-                distinct: false,
-                projection,
-                from,
-                joins,
-                selection,
-                group_by: keys.into_iter().map(|(k, _)| k).collect(),
-                order_by,
-                limit,
-            })
+            let aggregate = e.aggregate(plan, operand)?;
+            (keys.clone(), aggregate, from, joins, selection)
         }
         AggregationStrategy::Deduplicated { identity } => {
             let mut inner: Vec<SelectItem> =
-                identity.iter().enumerate().map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("__id{i}"))).collect();
-            inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("__k{i}"))));
-            inner.push(build::aliased(operand, q, "__m"));
+                identity.iter().enumerate().map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("sb_id{i}"))).collect();
+            inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
+            inner.push(build::aliased(operand, q, "sb_m"));
             let rows = build::query(SelectParts {
                 distinct: true,
                 projection: inner,
@@ -158,42 +175,64 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> sqlparser::ast::
                 order_by: Vec::new(),
                 limit: None,
             });
-            let outer_keys: Vec<Expr> = (0..keys.len()).map(|i| build::column(q, ROWS, &format!("__k{i}"))).collect();
-            let mut projection: Vec<SelectItem> =
-                outer_keys.iter().zip(&keys).map(|(k, (_, name))| build::aliased(k.clone(), q, name)).collect();
-            projection.push(build::aliased(e.aggregate(plan, build::column(q, ROWS, "__m")), q, &metric_name));
-            build::query(SelectParts {
-                distinct: false,
-                projection,
-                from: build::derived(rows, q, ROWS),
-                joins: Vec::new(),
-                selection: None,
-                group_by: outer_keys,
-                order_by,
-                limit,
-            })
+            let outer_keys: Vec<(Expr, String)> =
+                keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
+            let aggregate = e.aggregate(plan, build::column(q, ROWS, "sb_m"))?;
+            (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), None)
         }
-    }
+    };
+    let mut columns = outer_keys.clone();
+    columns.push((aggregate, metric_name));
+    let (order_by, limit) = match naming {
+        Naming::Output => (e.order_by(plan, &columns), Some(e.limit(plan.limit))),
+        Naming::Internal => (Vec::new(), None),
+    };
+    Ok(build::query(SelectParts {
+        distinct: false,
+        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        from,
+        joins,
+        selection,
+        group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
+        order_by,
+        limit,
+    }))
 }
 
 struct Emitter {
     dialect: &'static Dialect,
+    parser: Box<dyn sqlparser::dialect::Dialect>,
     params: Vec<Value>,
     /// Output metric names, for ORDER BY.
     outputs: Vec<String>,
 }
 
 impl Emitter {
+    fn limit(&self, n: u32) -> Limit {
+        match self.dialect.limit {
+            LimitStyle::Limit => Limit::Limit(u64::from(n)),
+            LimitStyle::Top => Limit::Top(u64::from(n)),
+            LimitStyle::FetchFirst => Limit::FetchFirst(u64::from(n)),
+        }
+    }
+
+    fn null_safe_eq(&self, a: Expr, b: Expr) -> Expr {
+        match self.dialect.null_safe_eq {
+            NullSafeEq::IsNotDistinctFrom => Expr::IsNotDistinctFrom(Box::new(a), Box::new(b)),
+            NullSafeEq::Spaceship => build::binary(a, BinaryOperator::Spaceship, b),
+        }
+    }
+
     /// An output metric's value in the combined query: components are
-    /// `"__m<i>"."__v"`; division is floating-point and NULL on a zero divisor.
+    /// `"sb_m<i>"."sb_v"`; division is floating-point and NULL on a zero divisor.
     fn output(&self, e: &OutputExpr) -> Expr {
         let q = self.dialect.quote;
         match e {
-            OutputExpr::Component(i) => build::column(q, &format!("__m{i}"), "__v"),
+            OutputExpr::Component(i) => build::column(q, &format!("sb_m{i}"), "sb_v"),
             OutputExpr::Number(n) => build::number(n),
             OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner)) },
             OutputExpr::Binary(ArithOp::Div, l, r) => build::nested(build::binary(
-                build::cast(self.output(l), build::double_type()),
+                build::cast(self.output(l), build::named_type(self.dialect.double_type)),
                 BinaryOperator::Divide,
                 build::null_if_zero(self.output(r)),
             )),
@@ -213,9 +252,9 @@ impl Emitter {
     fn bind(&mut self, v: &Value) -> Expr {
         self.params.push(v.clone());
         let p = build::placeholder(self.dialect.placeholder(self.params.len()));
-        match v {
-            Value::Date(_) => build::cast(p, build::date_type()),
-            Value::Timestamp(_) => build::cast(p, build::timestamp_type()),
+        match (v, self.dialect.date_param_types) {
+            (Value::Date(_), Some((date, _))) => build::cast(p, build::named_type(date)),
+            (Value::Timestamp(_), Some((_, ts))) => build::cast(p, build::named_type(ts)),
             _ => p,
         }
     }
@@ -235,17 +274,12 @@ impl Emitter {
     }
 
     fn time_bucket(&self, t: &TimeBucket) -> Expr {
-        let q = self.dialect.quote;
-        let col = build::column(q, &t.dimension.entity, &t.dimension.column);
-        match self.dialect.date_trunc {
-            DateTrunc::DateTruncFunction => {
-                let trunc = build::function("date_trunc", vec![build::string(t.grain.as_str()), col], false);
-                if t.class == TypeClass::Date && self.dialect.date_trunc_widens_dates {
-                    build::cast(trunc, build::date_type())
-                } else {
-                    trunc
-                }
-            }
+        let col = build::column(self.dialect.quote, &t.dimension.entity, &t.dimension.column);
+        let bucket = build::from_template(&self.dialect.bucket_template(t.grain, t.class), self.parser.as_ref(), &col);
+        if t.class == TypeClass::Date && self.dialect.buckets_widen_dates {
+            build::from_template(self.dialect.date_of, self.parser.as_ref(), &bucket)
+        } else {
+            bucket
         }
     }
 
@@ -261,30 +295,41 @@ impl Emitter {
         }
     }
 
-    fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Expr {
+    fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Result<Expr, Unsupported> {
         let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
-        match plan.measure.agg {
+        Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),
             Aggregation::Count => plain("count", operand),
             Aggregation::CountDistinct => build::function("count", vec![operand], true),
             Aggregation::Avg => plain("avg", operand),
             Aggregation::Min => plain("min", operand),
             Aggregation::Max => plain("max", operand),
-            Aggregation::Median => self.percentile(operand, "0.5"),
+            Aggregation::Median if self.dialect.median == Median::Function => plain("median", operand),
+            Aggregation::Median => self.percentile(operand, "0.5", "median")?,
             Aggregation::Percentile => {
                 let p = plan.measure.percentile.expect("the loader requires a percentile").to_string();
-                self.percentile(operand, &p)
+                self.percentile(operand, &p, "percentile")?
             }
             // Counting the true values gives 0 (not NULL) on no rows, as a count should.
-            Aggregation::SumBoolean => plain("count", build::case_when(operand, build::number("1"))),
-        }
+            Aggregation::SumBoolean => {
+                let test = match self.dialect.boolean_test {
+                    BooleanTest::Bare => operand,
+                    BooleanTest::EqualsOne => build::binary(operand, BinaryOperator::Eq, build::number("1")),
+                };
+                plain("count", build::case_when(test, build::number("1")))
+            }
+        })
     }
 
-    fn percentile(&self, operand: Expr, fraction: &str) -> Expr {
-        match self.dialect.percentile {
+    fn percentile(&self, operand: Expr, fraction: &str, feature: &str) -> Result<Expr, Unsupported> {
+        Ok(match self.dialect.percentile {
             Percentile::QuantileCont => build::function("quantile_cont", vec![operand, build::number(fraction)], false),
             Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
-        }
+            Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
+            Percentile::Unsupported => {
+                return Err(Unsupported { dialect: self.dialect.name, feature: format!("{feature} aggregate") })
+            }
+        })
     }
 
     fn arith(&self, e: &MeasureExpr, anchor: &str) -> Expr {
@@ -345,22 +390,39 @@ impl Emitter {
         build::exists(sub)
     }
 
-    /// ORDER BY over output names.
-    fn order_by(&self, plan: &QueryPlan) -> Vec<OrderByExpr> {
+    /// ORDER BY the output columns (`columns`: expression and name, in output
+    /// order), NULLs last in every engine.
+    fn order_by(&self, plan: &QueryPlan, columns: &[(Expr, String)]) -> Vec<OrderByExpr> {
         let q = self.dialect.quote;
-        let names = plan.output_names();
         let n_time = usize::from(plan.time.is_some());
-        plan.order_by
-            .iter()
-            .map(|k| {
-                let name = match k.target {
-                    OutputRef::Time => &names[0],
-                    OutputRef::GroupBy(i) => &names[n_time + i],
-                    OutputRef::Metric(i) => self.outputs.get(i).unwrap_or(&plan.metric),
-                };
-                let nulls_last = self.dialect.explicit_nulls_last.then_some(true);
-                build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)
-            })
-            .collect()
+        let n_keys = n_time + plan.group_by.len();
+        let mut out = Vec::new();
+        for k in &plan.order_by {
+            let index = match k.target {
+                OutputRef::Time => 0,
+                OutputRef::GroupBy(i) => n_time + i,
+                OutputRef::Metric(i) => n_keys + i.min(self.outputs.len().saturating_sub(1)),
+            };
+            let Some((expr, name)) = columns.get(index) else { continue };
+            let alias = Expr::Identifier(build::ident(q, name));
+            match self.dialect.nulls_last {
+                NullsLast::Explicit => out.push(build::order_key(alias, k.descending, Some(true))),
+                NullsLast::IsNullKey => {
+                    out.push(build::order_key(Expr::IsNull(Box::new(alias.clone())), false, None));
+                    out.push(build::order_key(alias, k.descending, None));
+                }
+                // SQL Server accepts an alias alone in ORDER BY, not inside an
+                // expression: the NULL test reads the expression itself.
+                NullsLast::CaseKey => {
+                    out.push(build::order_key(
+                        build::case_when_else(Expr::IsNull(Box::new(expr.clone())), build::number("1"), build::number("0")),
+                        false,
+                        None,
+                    ));
+                    out.push(build::order_key(alias, k.descending, None));
+                }
+            }
+        }
+        out
     }
 }

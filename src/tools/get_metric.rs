@@ -51,7 +51,20 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Ok(p) => (p.plans, p.outputs),
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let compiled = sql::emit_all(&plans, &outputs, dialect);
+    let compiled = match sql::emit_all(&plans, &outputs, dialect) {
+        Ok(c) => c,
+        Err(unsupported) => {
+            // The same request in DuckDB's dialect, which has every exact aggregate.
+            let mut fixed = args.clone();
+            fixed.dialect = Some("duckdb".into());
+            fixed.dry_run = true;
+            return Envelope::error(ToolError::new(
+                FailureKind::MalformedName,
+                format!("{unsupported}, so this request cannot be written for it without changing its meaning; compile it for another dialect"),
+                Recovery::call("get_metric", args_object(&fixed)),
+            ));
+        }
+    };
     let mut limit_cut = false;
     let mut notes: Vec<String> = Vec::new();
     for n in plans.iter().flat_map(|p| p.notes.iter()) {
@@ -72,7 +85,11 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             let limit = plans[0].limit as usize;
             let mut probe = plans.clone();
             probe[0].limit += 1;
-            match engine.execute(&sql::emit_all(&probe, &outputs, dialect), limits) {
+            let probe_sql = match sql::emit_all(&probe, &outputs, dialect) {
+                Ok(c) => c,
+                Err(_) => compiled.clone(),
+            };
+            match engine.execute(&probe_sql, limits) {
                 Ok(mut rs) => {
                     if rs.rows.len() > limit {
                         rs.rows.truncate(limit);
