@@ -29,6 +29,9 @@ pub enum Command {
         /// Metric files in SchemaBrain's grammar, or names of project metrics; several are answered side by side.
         #[arg(required = true)]
         metrics: Vec<String>,
+        /// Also have DuckDB prepare the SQL against empty tables shaped like the model (no data, no warehouse).
+        #[arg(long)]
+        validate: bool,
         #[command(flatten)]
         request: RequestFlags,
     },

@@ -44,7 +44,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo { project, json } => demo(project, json),
-        Command::Compile { metrics, request } => compile(&metrics, &request),
+        Command::Compile { metrics, validate, request } => compile(&metrics, validate, &request),
         Command::Query { metrics, source, max_rows, timeout_ms, request } => {
             query(&metrics, source.as_deref(), max_rows, timeout_ms, &request)
         }
@@ -93,7 +93,7 @@ fn usage_failure(message: &str, json: bool) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn compile(metrics: &[String], flags: &RequestFlags) -> ExitCode {
+fn compile(metrics: &[String], validate: bool, flags: &RequestFlags) -> ExitCode {
     // Arguments that are files add their metric to the project; the rest are names.
     let files: Vec<&Path> = metrics.iter().map(Path::new).filter(|p| p.is_file()).collect();
     let (model, diags) = load_project_with_extra(&flags.project, &files);
@@ -125,7 +125,8 @@ fn compile(metrics: &[String], flags: &RequestFlags) -> ExitCode {
         Ok(a) => GetMetricArgs { dry_run: true, ..a },
         Err(msg) => return usage_failure(&msg, flags.json),
     };
-    let env = tools::get_metric(&project, &args, Execution::DryRun);
+    let execution = if validate { Execution::Validate } else { Execution::DryRun };
+    let env = tools::get_metric(&project, &args, execution);
     if flags.json {
         return print_envelope(&env, true, "");
     }

@@ -93,6 +93,11 @@ pub fn compiled(env: &Envelope) {
     for n in data["notes"].as_array().into_iter().flatten() {
         eprintln!("note: {}", n.as_str().unwrap_or_default());
     }
+    match data.get("validation") {
+        Some(v) if v["ok"] == true => eprintln!("validated: DuckDB prepares this SQL against the model's tables"),
+        Some(v) => eprintln!("not validated: {}", v["reason"].as_str().unwrap_or_default()),
+        None => {}
+    }
 }
 
 fn indent(s: &str) -> String {

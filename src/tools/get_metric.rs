@@ -18,6 +18,10 @@ use crate::sql::{self, CompiledSql, Dialect};
 pub enum Execution<'e> {
     /// Compile only (`compile`, `dry_run`).
     DryRun,
+    /// Compile, then have DuckDB prepare the SQL against empty tables shaped
+    /// like the model (`compile --validate`): names and types are bound, no
+    /// data is read, no warehouse is needed.
+    Validate,
     Run { engine: &'e dyn Engine, limits: Limits },
 }
 
@@ -66,6 +70,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         }
     };
     let mut limit_cut = false;
+    let mut validation: Option<Json> = None;
     let mut notes: Vec<String> = Vec::new();
     for n in plans.iter().flat_map(|p| p.notes.iter()) {
         if !notes.contains(n) {
@@ -73,9 +78,15 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         }
     }
     let result = match execution {
-        Execution::DryRun => {
+        Execution::DryRun | Execution::Validate => {
             if project.catalog.is_none() {
                 notes.push("Compiled offline without a catalog snapshot: column types are the model's declared ones.".into());
+            }
+            if matches!(execution, Execution::Validate) {
+                match validate(project, &compiled) {
+                    Ok(v) => validation = Some(v),
+                    Err(e) => return Envelope::error(e),
+                }
             }
             None
         }
@@ -109,7 +120,28 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             if unordered_cut { "; without order_by they are cut in key order, which is not a ranking: pass order_by to say what the top rows are" } else { "" }
         ));
     }
-    answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut)
+    let mut env_data_extra = Vec::new();
+    if let Some(v) = validation {
+        env_data_extra.push(("validation", v));
+    }
+    answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
+}
+
+/// DuckDB prepares the SQL against empty tables built from the model's
+/// columns. DuckDB reads its own dialect and Postgres's; other dialects are
+/// reported as not validated rather than validated wrongly.
+fn validate(project: &Project, compiled: &CompiledSql) -> Result<Json, ToolError> {
+    if !matches!(compiled.dialect, "duckdb" | "postgres") {
+        return Ok(json!({"engine": null, "ok": null, "reason": format!("DuckDB does not read {} SQL; validate with --dialect duckdb", compiled.dialect)}));
+    }
+    let engine = crate::engine::DuckDbEngine::empty_like(&project.model)
+        .map_err(|e| ToolError::query_failed(format!("could not build the validation tables: {e}")))?;
+    match engine.validate(&compiled.sql) {
+        Ok(()) => Ok(json!({"engine": "duckdb", "ok": true})),
+        Err(e) => Err(ToolError::query_failed(format!(
+            "DuckDB rejects the compiled SQL, so the definitions disagree with the tables they name: {e}"
+        ))),
+    }
 }
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes
@@ -173,6 +205,7 @@ fn answer(
     notes: Vec<String>,
     limit_cut: bool,
     unordered_cut: bool,
+    extra: Vec<(&str, Json)>,
 ) -> Envelope {
     let plan = &plans[0];
     let columns = output_columns(project, plans, outputs, result.as_ref());
@@ -192,6 +225,11 @@ fn answer(
         "time_dimension_resolution": plan.time_resolution.map(|t| t.as_str()),
         "notes": notes,
     });
+    if let Json::Object(m) = &mut data {
+        for (k, v) in extra {
+            m.insert(k.to_string(), v);
+        }
+    }
     let rows_empty = result.as_ref().is_some_and(|r| r.rows.is_empty());
     let truncated = result.as_ref().is_some_and(|r| r.truncated);
     if let (Some(rs), Json::Object(m)) = (result, &mut data) {
