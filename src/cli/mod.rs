@@ -10,6 +10,7 @@
 
 mod args;
 mod render;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ pub fn run() -> ExitCode {
             query(&metric, source.as_deref(), max_rows, timeout_ms, &request)
         }
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Audit { command } => serve::audit(&command),
     }
 }
 
