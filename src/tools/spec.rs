@@ -204,7 +204,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             title: "Find relevant entities",
             description: "Use this when the user describes a business concept (\"buyers\", \"sales lines\") and you need the semantic-layer entity. \
                 Ranks entities by local keyword search over names, descriptions and columns. \
-                Use find_relevant_tables instead for raw tables outside the semantic layer. \
+                Use find_relevant_tables instead when you need raw tables outside the semantic layer. \
                 Compositions: find_relevant_entities → describe_entity → get_metric.",
             tokens_estimate: 350,
             latency_hint: "fast",
@@ -230,7 +230,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "describe_entity",
             title: "Describe an entity",
             description: "Use this when you know an entity's name and need its columns (PII redacted), metrics, joins and the entities it reaches. \
-                Use describe_table instead for a physical table with no entity. \
+                Use describe_table instead when you have a physical table with no entity. \
                 Compositions: list_entities → describe_entity → get_metric; describe_entity → resolve_join.",
             tokens_estimate: 900,
             latency_hint: "fast",
@@ -243,7 +243,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "list_metrics",
             title: "List metrics",
             description: "Use this when the user wants a number (revenue, counts, averages): lists every governed metric with its entity, aggregation, time dimension and grains. \
-                Use get_metric instead once you know the metric's name. \
+                Use get_metric instead when you already know the metric's name. \
                 Compositions: list_metrics → describe_entity (its entity) → get_metric.",
             tokens_estimate: 800,
             latency_hint: "fast",
@@ -256,7 +256,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "list_joins",
             title: "List joins",
             description: "Use this when you need every canonical join of the semantic layer: its two entities, keys and cardinality. \
-                Use resolve_join instead for the join between two given entities. \
+                Use resolve_join instead when you need the join between two given entities. \
                 Compositions: list_joins → get_metric with via to pick a path; list_joins → resolve_join.",
             tokens_estimate: 700,
             latency_hint: "fast",
@@ -269,7 +269,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "resolve_join",
             title: "Resolve a join",
             description: "Use this when you need the canonical join between two entities: keys, cardinality and a paste-ready JOIN clause. \
-                Use suggest_joins instead for physical tables outside the semantic layer. \
+                Use suggest_joins instead when the tables are outside the semantic layer. \
                 Compositions: describe_entity → resolve_join; resolve_join → get_metric with via.",
             tokens_estimate: 250,
             latency_hint: "fast",

@@ -16,3 +16,5 @@ mod oracle;
 mod recovery;
 // The binary: exit codes, --json, stdout discipline.
 mod cli;
+// The MCP server through rmcp's client, both protocol eras, schema-validated.
+mod mcp;
