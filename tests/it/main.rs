@@ -18,3 +18,5 @@ mod recovery;
 mod cli;
 // The MCP server through rmcp's client, both protocol eras, schema-validated.
 mod mcp;
+// The binary over real stdio: raw JSON-RPC and the Python mcp SDK client.
+mod mcp_stdio;
