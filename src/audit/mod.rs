@@ -77,11 +77,26 @@ pub struct Head {
     pub hash: String,
 }
 
-/// An append-only writer for one project's log.
+/// An append-only writer for one project's log. Keeps both files open and
+/// the chain's tail cached; the tail is re-read only when the log's length
+/// is not what this writer left it at (another process appended).
 pub struct AuditLog {
     dir: PathBuf,
-    state: Mutex<Option<(u64, String)>>,
+    state: Mutex<Option<Open>>,
 }
+
+struct Open {
+    log: File,
+    head: File,
+    /// Length of the log after this writer's last append.
+    len: u64,
+    seq: u64,
+    prev: String,
+}
+
+/// The head is one fixed-size slot rewritten in place with a single
+/// `pwrite`, so it is never half-replaced and costs one syscall.
+const HEAD_SLOT: usize = 128;
 
 impl AuditLog {
     /// A log under `project_dir/.schemabrain/`. Nothing is touched until the
@@ -94,37 +109,54 @@ impl AuditLog {
         self.dir.join(LOG_PATH)
     }
 
-    /// Appends one record for a call.
-    pub fn append(&self, tool: &str, status: &str, error_kind: Option<&str>, args: &Json, trace_id: &str) -> std::io::Result<Record> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+    fn open(&self) -> std::io::Result<Open> {
         let path = self.log_path();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let mut file = OpenOptions::new().read(true).append(true).create(true).open(&path)?;
-        let _lock = Flock::exclusive(&file)?;
-        // Another process may have appended since our last write: re-read the
-        // tail whenever the file is not where we left it.
-        let (seq, prev) = tail_state(&mut file, &self.dir)?;
-        let _ = state.take();
+        let log = OpenOptions::new().read(true).append(true).create(true).open(&path)?;
+        let head = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(self.dir.join(HEAD_PATH))?;
+        Ok(Open { log, head, len: u64::MAX, seq: 0, prev: String::new() })
+    }
+
+    /// Appends one record for a call.
+    pub fn append(&self, tool: &str, status: &str, error_kind: Option<&str>, args: &Json, trace_id: &str) -> std::io::Result<Record> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.is_none() {
+            *state = Some(self.open()?);
+        }
+        let open = state.as_mut().expect("opened above");
+        let _lock = Flock::exclusive(&open.log)?;
+        let len = open.log.metadata()?.len();
+        if len != open.len {
+            let (seq, prev) = tail_state(&mut open.log, &self.dir)?;
+            open.seq = seq;
+            open.prev = prev;
+            open.len = open.log.metadata()?.len();
+        }
         let mut rec = Record {
-            seq,
+            seq: open.seq,
             occurred_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             tool: tool.chars().take(128).collect(),
             status: status.to_string(),
             error_kind: error_kind.map(str::to_string),
             args_sha256: sha256_hex(args.to_string().as_bytes()),
             trace_id: trace_id.chars().take(128).collect(),
-            prev,
+            prev: open.prev.clone(),
             hash: String::new(),
         };
         rec.hash = rec.compute_hash();
         let mut line = serde_json::to_string(&rec).map_err(std::io::Error::other)?;
         line.push('\n');
         // One write of the whole line: O_APPEND makes it land at the end.
-        file.write_all(line.as_bytes())?;
-        write_head(&self.dir, &Head { seq: rec.seq, hash: rec.hash.clone() })?;
-        *state = Some((rec.seq + 1, rec.hash.clone()));
+        if let Err(e) = open.log.write_all(line.as_bytes()) {
+            open.len = u64::MAX;
+            return Err(e);
+        }
+        open.len += line.len() as u64;
+        write_head(&open.head, &Head { seq: rec.seq, hash: rec.hash.clone() })?;
+        open.seq = rec.seq + 1;
+        open.prev = rec.hash.clone();
         Ok(rec)
     }
 }
@@ -156,11 +188,15 @@ fn read_head(dir: &Path) -> Option<Head> {
     serde_json::from_str(&text).ok()
 }
 
-fn write_head(dir: &Path, head: &Head) -> std::io::Result<()> {
-    let path = dir.join(HEAD_PATH);
-    let tmp = path.with_extension(format!("head.tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string(head).map_err(std::io::Error::other)?)?;
-    std::fs::rename(&tmp, &path)
+fn write_head(file: &File, head: &Head) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut slot = serde_json::to_string(head).map_err(std::io::Error::other)?;
+    // Trailing spaces pad the slot; JSON readers skip them.
+    while slot.len() < HEAD_SLOT - 1 {
+        slot.push(' ');
+    }
+    slot.push('\n');
+    file.write_all_at(slot.as_bytes(), 0)
 }
 
 /// Where the next record goes: `(seq, prev)`. Repairs a torn tail that the

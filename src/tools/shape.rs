@@ -36,8 +36,8 @@ pub const CONCISE_HITS: usize = 5;
 
 /// Tokens of a JSON value, estimated at four characters per token (the usual
 /// rule of thumb for English and JSON with BPE tokenizers).
-pub fn estimate_tokens(v: &Json) -> usize {
-    serde_json::to_string(v).map(|s| s.len().div_ceil(4)).unwrap_or(0)
+pub fn estimate_tokens<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    serde_json::to_vec(v).map(|s| s.len().div_ceil(4)).unwrap_or(0)
 }
 
 /// Applies the format and the cap to a tool's answer.
@@ -51,7 +51,7 @@ pub fn shape(tool: &str, env: Envelope, format: ResponseFormat) -> Envelope {
         concise(tool, data);
     }
     cap(data);
-    let tokens = estimate_tokens(&Json::Object(data.clone()));
+    let tokens = estimate_tokens(&*data);
     data.insert("token_estimate".into(), tokens.into());
     serde_json::from_value(wire).unwrap_or(env)
 }
@@ -112,7 +112,7 @@ fn cap(data: &mut Map<String, Json>) {
     let mut cut = false;
     // Bounded: each round halves a list, so at most ~64 rounds per list.
     for _ in 0..256 {
-        if estimate_tokens(&Json::Object(data.clone())) <= MAX_TOKENS {
+        if estimate_tokens(&*data) <= MAX_TOKENS {
             break;
         }
         let largest = data

@@ -20,3 +20,9 @@ mod cli;
 mod mcp;
 // The binary over real stdio: raw JSON-RPC and the Python mcp SDK client.
 mod mcp_stdio;
+// Streamable HTTP on loopback: both eras, Origin guard, bounded load test.
+mod mcp_http;
+// The hash-chained audit log: tampering, torn writes, kills, concurrency.
+mod audit;
+// Search: the golden question set and Recall@k.
+mod search;
