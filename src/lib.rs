@@ -27,13 +27,19 @@
 //! - `engine`: DuckDB, read-only, row cap, interrupting timeout.
 //! - `tools`: one function per tool; all behaviour lives here.
 //! - `cli`: clap front end. **Invariant:** holds no logic a test of `tools` would miss.
+//! - `mcp`: rmcp adapter (stdio, streamable HTTP; both protocol eras).
+//!   **Invariant:** adapts `tools::surface` only; never prints to stdout.
+//! - `audit`: SHA-256 hash-chained, append-only call log and its verifier.
+//!   **Invariant:** stores hashes of arguments, never their values.
 
+pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod demo;
 pub mod engine;
 pub mod envelope;
 pub mod ir;
+pub mod mcp;
 pub mod model;
 pub mod pii;
 pub mod plan;

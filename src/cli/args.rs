@@ -61,6 +61,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the twelve tools over MCP: stdio by default, streamable HTTP with --http.
+    #[command(long_about = super::serve::SERVE_LONG_ABOUT)]
+    Serve(super::serve::ServeArgs),
+    /// The hash-chained audit log of tool calls.
+    Audit {
+        #[command(subcommand)]
+        command: super::serve::AuditCommand,
+    },
 }
 
 /// Flags shared by `compile` and `query`; one to one with get_metric's arguments.

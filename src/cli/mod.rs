@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod args;
 mod render;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -49,6 +50,8 @@ pub fn run() -> ExitCode {
             query(&metrics, source.as_deref(), max_rows, timeout_ms, &request)
         }
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Audit { command } => serve::audit(&command),
     }
 }
 

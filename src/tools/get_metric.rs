@@ -100,11 +100,17 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
                 Ok(c) => c,
                 Err(_) => compiled.clone(),
             };
-            match engine.execute(&probe_sql, limits) {
+            // The probe's extra row must not trip the row cap by itself.
+            let probe_limits = Limits { max_rows: limits.max_rows.max(limit + 1), ..limits };
+            match engine.execute(&probe_sql, probe_limits) {
                 Ok(mut rs) => {
                     if rs.rows.len() > limit {
                         rs.rows.truncate(limit);
                         limit_cut = true;
+                    }
+                    if rs.rows.len() > limits.max_rows {
+                        rs.rows.truncate(limits.max_rows);
+                        rs.truncated = true;
                     }
                     Some(rs)
                 }

@@ -18,3 +18,13 @@ mod oracle_fuzz;
 mod recovery;
 // The binary: exit codes, --json, stdout discipline.
 mod cli;
+// The MCP server through rmcp's client, both protocol eras, schema-validated.
+mod mcp;
+// The binary over real stdio: raw JSON-RPC and the Python mcp SDK client.
+mod mcp_stdio;
+// Streamable HTTP on loopback: both eras, Origin guard, bounded load test.
+mod mcp_http;
+// The hash-chained audit log: tampering, torn writes, kills, concurrency.
+mod audit;
+// Search: the golden question set and Recall@k.
+mod search;

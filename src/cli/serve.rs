@@ -1,0 +1,125 @@
+//! `schemabrain serve` (MCP over stdio or streamable HTTP) and
+//! `schemabrain audit verify`.
+//!
+//! Architecture invariant: parses flags and starts `mcp`; under stdio it
+//! prints nothing on stdout (the protocol owns it).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use crate::mcp::{transport, Options, Shared};
+use crate::project::Project;
+
+pub const SERVE_LONG_ABOUT: &str = "\
+Serve the twelve SchemaBrain tools over MCP (protocol eras 2025-11-25 and 2026-07-28).
+
+stdio is the default: stdout carries MCP messages only, logs go to stderr
+(SCHEMABRAIN_LOG=debug). With --http 127.0.0.1:PORT it serves streamable
+HTTP at http://127.0.0.1:PORT/mcp (loopback Host and Origin checks on).
+Every call is appended to the hash-chained audit log
+.schemabrain/audit.log; check it with `schemabrain audit verify`.
+
+Client setup (replace /path/to/project; the binary must be on PATH):
+
+Claude Desktop (claude_desktop_config.json):
+  {\"mcpServers\": {\"schemabrain\": {\"command\": \"schemabrain\",
+    \"args\": [\"serve\", \"--project\", \"/path/to/project\"]}}}
+
+Claude Code:
+  claude mcp add schemabrain -- schemabrain serve --project /path/to/project
+
+Cursor (.cursor/mcp.json):
+  {\"mcpServers\": {\"schemabrain\": {\"command\": \"schemabrain\",
+    \"args\": [\"serve\", \"--project\", \"/path/to/project\"]}}}
+
+VS Code (.vscode/mcp.json):
+  {\"servers\": {\"schemabrain\": {\"type\": \"stdio\", \"command\": \"schemabrain\",
+    \"args\": [\"serve\", \"--project\", \"/path/to/project\"]}}}
+
+Over HTTP, point the client at {\"url\": \"http://127.0.0.1:PORT/mcp\"}
+(VS Code: \"type\": \"http\"). See docs/mcp.md.";
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The project directory (semantic model, schemabrain.yaml, .schemabrain/).
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+    /// Source URL (duckdb:PATH); default: the project's `source`.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Do not append to the audit log.
+    #[arg(long)]
+    pub no_audit: bool,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum AuditCommand {
+    /// Re-walk the chain: exit 0 intact, 1 tampered or torn, 2 unreadable.
+    Verify {
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+    },
+}
+
+pub fn serve(args: &ServeArgs) -> ExitCode {
+    let project = match Project::open(&args.project) {
+        Ok(p) => p,
+        Err(d) => {
+            eprintln!("the project does not load:\n{d}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let shared = Arc::new(Shared::new(project, args.source.as_deref(), Options { audit: !args.no_audit }));
+    let result = runtime.block_on(async move {
+        match args.http {
+            Some(addr) => transport::serve_http(shared, addr).await,
+            None => transport::serve_stdio(shared).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("serve failed: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+pub fn audit(command: &AuditCommand) -> ExitCode {
+    match command {
+        AuditCommand::Verify { project } => {
+            let dir = crate::model::resolve_project_dir(project);
+            match crate::audit::verify(&dir) {
+                Ok(v) if v.intact() => {
+                    println!("audit log intact: {} records", v.records);
+                    ExitCode::SUCCESS
+                }
+                Ok(v) => {
+                    println!("audit log NOT intact ({} records read):", v.records);
+                    for p in &v.problems {
+                        println!("  {p}");
+                    }
+                    ExitCode::from(1)
+                }
+                Err(e) => {
+                    eprintln!("cannot read the audit log: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Transports: stdio (default) and streamable HTTP on `/mcp`.
+//!
+//! stdio: stdout carries protocol bytes only. Before serving, fd 1 is
+//! duplicated into a private descriptor that rmcp writes to, and stderr is
+//! put on fd 1, so a stray write by a native library (DuckDB's C++) or a
+//! forgotten print lands on stderr instead of corrupting the stream.
+//!
+//! HTTP: rmcp's `StreamableHttpService` under axum, loopback Host and Origin
+//! checks on, legacy sessions for 2025-11-25 clients and stateless serving
+//! for 2026-07-28 ones.
+//!
+//! Architecture invariant: transport plumbing only.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt;
+
+use super::{SchemaBrainServer, Shared};
+
+/// Serves MCP over stdin/stdout until stdin closes.
+pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
+    let out = protocol_stdout()?;
+    let server = SchemaBrainServer::new(shared);
+    let running = server.serve((tokio::io::stdin(), out)).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// A private handle on the real stdout; fd 1 then points at stderr.
+fn protocol_stdout() -> anyhow::Result<tokio::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup/dup2 on the process's own standard descriptors; the
+    // duplicate is owned by the returned File alone.
+    unsafe {
+        let private = libc::dup(1);
+        if private < 0 {
+            anyhow::bail!("cannot duplicate stdout: {}", std::io::Error::last_os_error());
+        }
+        if libc::dup2(2, 1) < 0 {
+            anyhow::bail!("cannot redirect stdout to stderr: {}", std::io::Error::last_os_error());
+        }
+        Ok(tokio::fs::File::from_std(std::fs::File::from_raw_fd(private)))
+    }
+}
+
+/// The axum router serving MCP on `/mcp` (exposed for tests).
+pub fn http_router(shared: Arc<Shared>, allowed_hosts: Vec<String>) -> axum::Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+        .with_sse_keep_alive(None)
+        .with_json_response(true);
+    let service = StreamableHttpService::new(
+        move || Ok(SchemaBrainServer::new(shared.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// Serves MCP over streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
+pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), local.to_string()];
+    let router = http_router(shared, hosts);
+    tracing::info!("schemabrain MCP listening on http://{local}/mcp");
+    eprintln!("schemabrain MCP listening on http://{local}/mcp");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,303 @@
+//! The published surface of the twelve tools: name, title, the charter's
+//! "Use this when…" description, per-tool metadata (cost, latency,
+//! idempotency, side effects) and the input schema generated from the Rust
+//! argument types. Transports (`mcp`) publish these; they write none of it.
+//!
+//! Architecture invariant: data and schema generation only; no rmcp, no IO.
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{json, Map, Value as Json};
+
+use super::args::{GetMetricArgs, NameArgs, ResolveJoinArgs};
+use super::physical::{ColumnNameArgs, SuggestJoinsArgs, TableNameArgs};
+use super::search::SearchArgs;
+use super::shape::ResponseFormat;
+use crate::envelope::CHARTER_VERSION;
+
+/// What a tool touches (charter "Per-tool metadata").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideEffects {
+    /// Pure compute over the loaded model and catalog snapshot.
+    None,
+    /// Reads the source database.
+    Read,
+}
+
+impl SideEffects {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SideEffects::None => "none",
+            SideEffects::Read => "read",
+        }
+    }
+}
+
+/// One tool as published.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// Typical response size in tokens (charter `cost_hint.tokens_estimate`).
+    pub tokens_estimate: u32,
+    /// `fast` < 100 ms, `moderate` < 1 s, `slow` otherwise.
+    pub latency_hint: &'static str,
+    pub idempotent: bool,
+    pub side_effects: SideEffects,
+    /// Accepts `response_format` (concise | detailed).
+    pub formats: bool,
+    schema: fn() -> Json,
+}
+
+impl ToolSpec {
+    /// JSON Schema (2020-12) of the arguments, object-rooted, inlined, every
+    /// property described, unknown properties forbidden.
+    pub fn input_schema(&self) -> Json {
+        let mut schema = (self.schema)();
+        if self.formats {
+            let format = schema_of::<ResponseFormat>();
+            if let Some(props) = schema.get_mut("properties").and_then(Json::as_object_mut) {
+                props.insert("response_format".into(), format);
+            }
+        }
+        schema
+    }
+
+    /// The charter's per-tool metadata, published in the tool's `_meta`.
+    pub fn metadata(&self) -> Map<String, Json> {
+        let read = self.side_effects == SideEffects::Read;
+        let meta = json!({
+            "cost_hint": {"tokens_estimate": self.tokens_estimate, "dollars_estimate": null},
+            "latency_hint": self.latency_hint,
+            "idempotent": self.idempotent,
+            "side_effects": self.side_effects.as_str(),
+            "readOnlyHint": true,
+            "destructiveHint": false,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": read,
+            "charter_version": CHARTER_VERSION,
+        });
+        match meta {
+            Json::Object(m) => m,
+            _ => unreachable!("metadata is an object literal"),
+        }
+    }
+}
+
+/// Schema of a tool without arguments: `{}` and nothing else.
+fn no_args() -> Json {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+/// Generates a schema with every subschema inlined (no `$ref`: some hosts
+/// drop referenced definitions) and optional fields as plain types rather
+/// than `[T, "null"]` unions (some hosts strip nullable unions; omitting an
+/// optional argument means the same as null).
+pub fn schema_of<T: JsonSchema>() -> Json {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let mut schema = settings.into_generator().into_root_schema_for::<T>().to_value();
+    if let Json::Object(m) = &mut schema {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    denull(&mut schema);
+    schema
+}
+
+fn denull(v: &mut Json) {
+    match v {
+        Json::Object(m) => {
+            if let Some(Json::Array(types)) = m.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types[0].clone();
+                    m.insert("type".into(), only);
+                }
+            }
+            if let Some(Json::Array(e)) = m.get_mut("enum") {
+                e.retain(|x| !x.is_null());
+            }
+            for (_, child) in m.iter_mut() {
+                denull(child);
+            }
+        }
+        Json::Array(a) => a.iter_mut().for_each(denull),
+        _ => {}
+    }
+}
+
+/// Every tool, in the order `tools/list` publishes them (by name).
+pub fn tool_specs() -> Vec<ToolSpec> {
+    let mut v = vec![
+        ToolSpec {
+            name: "find_relevant_tables",
+            title: "Find relevant tables",
+            description: "Use this when the user describes data in words (\"where are refunds?\") and you need the physical tables. \
+                Ranks tables by local keyword search over names, columns, comments and descriptions. \
+                Use find_relevant_entities instead when you want semantic-layer entities for a metric. \
+                Compositions: find_relevant_tables → describe_table → describe_column; find_relevant_tables → suggest_joins.",
+            tokens_estimate: 400,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: true,
+            schema: schema_of::<SearchArgs>,
+        },
+        ToolSpec {
+            name: "describe_table",
+            title: "Describe a table",
+            description: "Use this when the user names a specific table (`schema.table`, e.g. main.orders). \
+                Returns columns with types, keys, foreign keys and comments; blocked PII columns are redacted. \
+                Use find_relevant_tables instead when the user describes the table in words. \
+                Compositions: find_relevant_tables → describe_table; describe_table → describe_column for one column's links.",
+            tokens_estimate: 700,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: true,
+            schema: schema_of::<TableNameArgs>,
+        },
+        ToolSpec {
+            name: "describe_column",
+            title: "Describe a column",
+            description: "Use this when you need one column's detail (`schema.table.column`): type, nullability, comment, PII tag and the foreign keys into and out of it. \
+                Use describe_table instead when you need every column of a table. \
+                Compositions: describe_table → describe_column; describe_column → suggest_joins to connect the tables it links.",
+            tokens_estimate: 250,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<ColumnNameArgs>,
+        },
+        ToolSpec {
+            name: "suggest_joins",
+            title: "Suggest joins between tables",
+            description: "Use this when you have two or more physical tables and need how they connect: shortest foreign-key paths per pair, with unreachable pairs listed. \
+                Use resolve_join instead when both sides are semantic-layer entities with a canonical join. \
+                Compositions: find_relevant_tables → suggest_joins; suggest_joins → describe_table on bridge tables.",
+            tokens_estimate: 500,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<SuggestJoinsArgs>,
+        },
+        ToolSpec {
+            name: "get_example_queries",
+            title: "Get example queries",
+            description: "Use this when you want SQL others ran against a table (`schema.table`) as a pattern. \
+                Answers empty until a query log has been mined; it never invents queries. \
+                Use get_metric instead when a declared metric answers the question. \
+                Compositions: describe_table → get_example_queries; get_example_queries → list_metrics to find the governed version.",
+            tokens_estimate: 300,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: true,
+            schema: schema_of::<TableNameArgs>,
+        },
+        ToolSpec {
+            name: "find_relevant_entities",
+            title: "Find relevant entities",
+            description: "Use this when the user describes a business concept (\"buyers\", \"sales lines\") and you need the semantic-layer entity. \
+                Ranks entities by local keyword search over names, descriptions and columns. \
+                Use find_relevant_tables instead when you need raw tables outside the semantic layer. \
+                Compositions: find_relevant_entities → describe_entity → get_metric.",
+            tokens_estimate: 350,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: true,
+            schema: schema_of::<SearchArgs>,
+        },
+        ToolSpec {
+            name: "list_entities",
+            title: "List entities",
+            description: "Use this when you need every semantic-layer entity (business object bound to one table) with its identity. \
+                Use find_relevant_entities instead when you have a concept in words and many entities. \
+                Compositions: list_entities → describe_entity → get_metric; list_entities → resolve_join.",
+            tokens_estimate: 600,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: no_args,
+        },
+        ToolSpec {
+            name: "describe_entity",
+            title: "Describe an entity",
+            description: "Use this when you know an entity's name and need its columns (PII redacted), metrics, joins and the entities it reaches. \
+                Use describe_table instead when you have a physical table with no entity. \
+                Compositions: list_entities → describe_entity → get_metric; describe_entity → resolve_join.",
+            tokens_estimate: 900,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<NameArgs>,
+        },
+        ToolSpec {
+            name: "list_metrics",
+            title: "List metrics",
+            description: "Use this when the user wants a number (revenue, counts, averages): lists every governed metric with its entity, aggregation, time dimension and grains. \
+                Use get_metric instead when you already know the metric's name. \
+                Compositions: list_metrics → describe_entity (its entity) → get_metric.",
+            tokens_estimate: 800,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: no_args,
+        },
+        ToolSpec {
+            name: "list_joins",
+            title: "List joins",
+            description: "Use this when you need every canonical join of the semantic layer: its two entities, keys and cardinality. \
+                Use resolve_join instead when you need the join between two given entities. \
+                Compositions: list_joins → get_metric with via to pick a path; list_joins → resolve_join.",
+            tokens_estimate: 700,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: no_args,
+        },
+        ToolSpec {
+            name: "resolve_join",
+            title: "Resolve a join",
+            description: "Use this when you need the canonical join between two entities: keys, cardinality and a paste-ready JOIN clause. \
+                Use suggest_joins instead when the tables are outside the semantic layer. \
+                Compositions: describe_entity → resolve_join; resolve_join → get_metric with via.",
+            tokens_estimate: 250,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<ResolveJoinArgs>,
+        },
+        ToolSpec {
+            name: "get_metric",
+            title: "Get a metric",
+            description: "Use this when the user asks for a governed number: a metric by group-bys, time grain, filters, order and limit. \
+                Plans joins, refuses PII, runs read-only SQL; dry_run returns the SQL only. \
+                Use list_metrics instead when you do not know the metric's name. \
+                Compositions: list_metrics → get_metric; describe_entity → get_metric with group_by.",
+            tokens_estimate: 1500,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: true,
+            schema: schema_of::<GetMetricArgs>,
+        },
+    ];
+    v.sort_by_key(|s| s.name);
+    v
+}
+
+/// The spec of one tool.
+pub fn tool_spec(name: &str) -> Option<ToolSpec> {
+    tool_specs().into_iter().find(|s| s.name == name)
+}

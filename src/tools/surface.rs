@@ -1,0 +1,127 @@
+//! The one entry point transports call: `invoke(project, tool, args,
+//! execution)`. It checks the arguments against the published schema
+//! (unknown names rejected with the allowed ones listed), takes
+//! `response_format` off the arguments, dispatches through [`super::call`]
+//! and shapes the answer (format, token estimate, cap).
+//!
+//! Architecture invariant: no rmcp, no IO; the MCP adapter and tests see the
+//! same behaviour.
+
+use std::sync::OnceLock;
+
+use serde_json::{json, Map, Value as Json};
+
+use super::shape::{shape, ResponseFormat};
+use super::spec::{tool_specs, ToolSpec};
+use super::{call, Execution};
+use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
+use crate::project::Project;
+
+/// A tool as published, with its input schema generated once.
+pub struct Published {
+    pub spec: ToolSpec,
+    pub input_schema: Json,
+    /// Property names the schema allows.
+    pub allowed: Vec<String>,
+}
+
+/// Every tool as published, sorted by name, built once per process.
+pub fn published() -> &'static [Published] {
+    static P: OnceLock<Vec<Published>> = OnceLock::new();
+    P.get_or_init(|| {
+        tool_specs()
+            .into_iter()
+            .map(|spec| {
+                let input_schema = spec.input_schema();
+                let allowed = input_schema
+                    .get("properties")
+                    .and_then(Json::as_object)
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                Published { spec, input_schema, allowed }
+            })
+            .collect()
+    })
+}
+
+pub fn find(tool: &str) -> Option<&'static Published> {
+    published().iter().find(|p| p.spec.name == tool)
+}
+
+/// Runs one tool call as an agent makes it.
+pub fn invoke(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
+    let Some(p) = find(tool) else {
+        return call(project, tool, args, execution);
+    };
+    let mut map: Map<String, Json> = match args {
+        Json::Null => Map::new(),
+        Json::Object(m) => m.clone(),
+        other => {
+            return Envelope::error(ToolError::new(
+                FailureKind::MalformedName,
+                format!("arguments of {tool} must be a JSON object, not {}", kind_of(other)),
+                Recovery::none(),
+            ))
+        }
+    };
+    let unknown: Vec<String> = map.keys().filter(|k| !p.allowed.contains(k)).cloned().collect();
+    if !unknown.is_empty() {
+        let mut fixed = map.clone();
+        fixed.retain(|k, _| p.allowed.contains(k));
+        let names: Vec<String> = unknown.iter().map(|u| format!("`{}`", crate::ir::echo_name(u))).collect();
+        let mut fuzzy = Vec::new();
+        for u in &unknown {
+            fuzzy.extend(crate::model::close_matches(u, p.allowed.iter().map(String::as_str)));
+        }
+        let allowed = if p.allowed.is_empty() { "it takes no arguments".to_string() } else { format!("allowed arguments: {}", p.allowed.join(", ")) };
+        return Envelope::error(ToolError::new(
+            FailureKind::MalformedName,
+            format!("{tool} does not take {}; {allowed}.", names.join(", ")),
+            Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(fuzzy),
+        ));
+    }
+    let format = match map.remove("response_format") {
+        None | Some(Json::Null) => ResponseFormat::default(),
+        Some(v) => match serde_json::from_value::<ResponseFormat>(v.clone()) {
+            Ok(f) => f,
+            Err(_) => {
+                let mut fixed = map.clone();
+                fixed.insert("response_format".into(), json!("concise"));
+                return Envelope::error(ToolError::new(
+                    FailureKind::MalformedName,
+                    format!("response_format must be \"concise\" or \"detailed\", not {v}"),
+                    Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(["concise", "detailed"]),
+                ));
+            }
+        },
+    };
+    let env = call(project, tool, &Json::Object(map), execution);
+    shape(tool, env, format)
+}
+
+/// Whether a get_metric call asks for `dry_run`.
+pub fn is_dry_run(args: &Json) -> bool {
+    args.get("dry_run").and_then(Json::as_bool).unwrap_or(false)
+}
+
+/// get_metric meant to execute on a server with no source: the recovery is
+/// the same call as a dry run, which answers with the SQL.
+pub fn no_source(args: &Json) -> Envelope {
+    let mut fixed = args.as_object().cloned().unwrap_or_default();
+    fixed.insert("dry_run".into(), Json::Bool(true));
+    Envelope::error(ToolError::new(
+        FailureKind::MissingCredential,
+        "No source database is configured (schemabrain.yaml `source`, or `serve --source`), so get_metric can only compile: pass dry_run=true for the SQL.",
+        Recovery::call("get_metric", Json::Object(fixed)),
+    ))
+}
+
+fn kind_of(v: &Json) -> &'static str {
+    match v {
+        Json::Array(_) => "an array",
+        Json::String(_) => "a string",
+        Json::Number(_) => "a number",
+        Json::Bool(_) => "a boolean",
+        _ => "null",
+    }
+}

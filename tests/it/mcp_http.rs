@@ -1,0 +1,270 @@
+//! Streamable HTTP on 127.0.0.1: both protocol eras spoken on the wire by a
+//! minimal HTTP/1.1 client (legacy session handshake; 2026 stateless POSTs
+//! with the per-request `_meta` and headers), the Origin guard, and a
+//! bounded load test (20,000 calls, 32 connections) whose figures go to
+//! docs/performance.md.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use schemabrain::envelope::Envelope;
+use schemabrain::mcp::transport::http_router;
+use schemabrain::mcp::{Options, Shared};
+use schemabrain::project::Project;
+
+use crate::{common, mcp_stdio};
+
+async fn start(shared: Arc<Shared>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), addr.to_string()];
+    let router = http_router(shared, hosts);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    addr
+}
+
+/// One keep-alive HTTP/1.1 connection.
+struct Conn {
+    addr: SocketAddr,
+    io: BufReader<TcpStream>,
+}
+
+struct Reply {
+    status: u16,
+    headers: HashMap<String, String>,
+    body: String,
+}
+
+impl Reply {
+    /// The JSON-RPC message in the body (plain JSON, or the first SSE `data:`).
+    fn json(&self) -> Json {
+        let text = if self.headers.get("content-type").is_some_and(|c| c.contains("event-stream")) {
+            // Skip the priming event (empty data) rmcp sends first on legacy sessions.
+            self.body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()).unwrap_or("").to_string()
+        } else {
+            self.body.clone()
+        };
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> Conn {
+        Conn { addr, io: BufReader::new(TcpStream::connect(addr).await.expect("connect")) }
+    }
+
+    async fn post(&mut self, headers: &[(&str, &str)], body: &Json) -> Reply {
+        let body = body.to_string();
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(&body);
+        self.io.get_mut().write_all(req.as_bytes()).await.expect("send");
+        self.read_reply().await
+    }
+
+    async fn read_reply(&mut self) -> Reply {
+        let mut line = String::new();
+        self.io.read_line(&mut line).await.expect("status line");
+        let status: u16 = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut headers = HashMap::new();
+        loop {
+            line.clear();
+            self.io.read_line(&mut line).await.expect("header");
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':') {
+                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        }
+        let mut body = Vec::new();
+        if let Some(n) = headers.get("content-length").and_then(|n| n.parse::<usize>().ok()) {
+            body.resize(n, 0);
+            self.io.read_exact(&mut body).await.expect("body");
+        } else if headers.get("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+            loop {
+                line.clear();
+                self.io.read_line(&mut line).await.expect("chunk size");
+                let n = usize::from_str_radix(line.trim(), 16).expect("chunk size hex");
+                let mut chunk = vec![0; n + 2];
+                self.io.read_exact(&mut chunk).await.expect("chunk");
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+                // One JSON-RPC response per request: stop once an SSE event holds it.
+                if String::from_utf8_lossy(&body).contains("\"jsonrpc\"") && body.ends_with(b"\n\n") {
+                    break;
+                }
+            }
+        }
+        Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+    }
+}
+
+fn modern_meta() -> Json {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "loopback-test", "version": "1"},
+    })
+}
+
+/// A 2026-07-28 stateless tools/call.
+async fn modern_call(conn: &mut Conn, id: u64, tool: &str, args: Json) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args, "_meta": modern_meta()}});
+    conn.post(&[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)], &body).await
+}
+
+fn envelope_of(reply: &Reply) -> Json {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let msg = reply.json();
+    let structured = msg["result"]["structuredContent"].clone();
+    assert!(structured.is_object(), "structured result: {msg}");
+    let _: Envelope = serde_json::from_value(structured.clone()).expect("a valid envelope");
+    structured
+}
+
+fn shared_on_copy() -> (Arc<Shared>, std::path::PathBuf) {
+    let dir = mcp_stdio::demo_copy("http");
+    let project = Project::open(&dir).expect("copy loads");
+    let shared = Arc::new(Shared::new(project, Some(&mcp_stdio::source()), Options { audit: true }));
+    (shared, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_eras_over_loopback_http() {
+    let (shared, dir) = shared_on_copy();
+    let addr = start(shared).await;
+
+    // Legacy: initialize, session id, initialized, then calls in the session.
+    let mut c = Conn::open(addr).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = c.post(&[], &init).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    let session = r.headers.get("mcp-session-id").cloned().expect("legacy session id");
+    let h = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let r = c.post(&h, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    assert_eq!(r.status, 202);
+    let r = c.post(&h, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    assert_eq!(r.json()["result"]["tools"].as_array().map(Vec::len), Some(12));
+    let r = c
+        .post(&h, &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_metric", "arguments": {"name": "order_count", "group_by": ["store.name"], "limit": 3}}}))
+        .await;
+    let env = envelope_of(&r);
+    assert_eq!(env["status"], "success", "{env}");
+    assert_eq!(env["data"]["rows"].as_array().map(Vec::len), Some(3));
+
+    // 2026-07-28: discover, then stateless calls with per-request metadata.
+    let mut m = Conn::open(addr).await;
+    let r = m
+        .post(&[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "server/discover")], &json!({"jsonrpc": "2.0", "id": 10, "method": "server/discover", "params": {"_meta": modern_meta()}}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let versions = r.json()["result"]["supportedVersions"].clone();
+    assert!(versions.as_array().unwrap().contains(&json!("2026-07-28")) && versions.as_array().unwrap().contains(&json!("2025-11-25")), "{versions}");
+    assert!(r.headers.get("mcp-session-id").is_none(), "2026 is stateless");
+    let env = envelope_of(&modern_call(&mut m, 11, "describe_table", json!({"qualified_name": "main.stores"})).await);
+    assert_eq!(env["status"], "success");
+    let r = modern_call(&mut m, 12, "resolve_join", json!({"entity_a": "order", "entity_b": "nope"})).await;
+    assert_eq!(r.json()["result"]["isError"], true, "tool errors are in-band");
+    assert_eq!(envelope_of(&r)["error"]["kind"], "unknown_name");
+
+    // A foreign Origin is refused (DNS-rebinding guard).
+    let mut o = Conn::open(addr).await;
+    let r = o
+        .post(&[("Origin", "http://evil.example"), ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")], &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}}))
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+
+    let v = schemabrain::audit::verify(&dir).expect("audit");
+    assert!(v.intact(), "{:?}", v.problems);
+    assert_eq!(v.records, 3, "one record per tool call over both eras");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_load_20000_calls_32_connections() {
+    const TOTAL: usize = 20_000;
+    const CONNS: usize = 32;
+    let (shared, dir) = shared_on_copy();
+    let addr = start(shared).await;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CONNS {
+        tasks.push(tokio::spawn(async move {
+            let mut conn = Conn::open(addr).await;
+            let mut lat = Vec::with_capacity(TOTAL / CONNS + 1);
+            let mut i = c;
+            while i < TOTAL {
+                let t = Instant::now();
+                let r = modern_call(&mut conn, i as u64, "describe_entity", json!({"name": "order"})).await;
+                lat.push(t.elapsed());
+                assert_eq!(r.status, 200);
+                assert!(r.body.contains("\"status\":\"success\""), "{}", r.body);
+                i += CONNS;
+            }
+            lat
+        }));
+    }
+    let mut lat: Vec<Duration> = Vec::with_capacity(TOTAL);
+    for t in tasks {
+        lat.extend(tokio::time::timeout(Duration::from_secs(600), t).await.expect("bounded").expect("task"));
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(lat.len(), TOTAL);
+    lat.sort();
+    let p = |q: f64| lat[((TOTAL as f64 * q) as usize).min(TOTAL - 1)];
+    let rps = TOTAL as f64 / elapsed.as_secs_f64();
+    let report = format!(
+        "load: {TOTAL} tools/call (describe_entity, 2026-07-28 stateless, audit on) over {CONNS} connections in {:.2}s: {rps:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (profile: {})",
+        elapsed.as_secs_f64(),
+        p(0.50).as_secs_f64() * 1e3,
+        p(0.99).as_secs_f64() * 1e3,
+        lat[TOTAL - 1].as_secs_f64() * 1e3,
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+    );
+    eprintln!("{report}");
+    let _ = std::fs::write(Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-load.txt"), &report);
+    // Every call audited, in one unbroken chain.
+    let v = schemabrain::audit::verify(&dir).expect("audit");
+    assert!(v.intact(), "{:?}", v.problems);
+    assert_eq!(v.records, TOTAL as u64);
+    assert!(p(0.99) < Duration::from_secs(5), "{report}");
+}
+
+#[test]
+fn zz_profile_tmp() {
+    let (shared, _dir) = shared_on_copy();
+    let t = Instant::now();
+    for _ in 0..500 { let _ = schemabrain::tools::surface::invoke(&shared.project, "describe_entity", &json!({"name":"order"}), schemabrain::tools::Execution::DryRun); }
+    eprintln!("invoke: {:?}/call", t.elapsed() / 500);
+    let t = Instant::now();
+    for _ in 0..500 { let _ = schemabrain::tools::call(&shared.project, "describe_entity", &json!({"name":"order"}), schemabrain::tools::Execution::DryRun); }
+    eprintln!("raw call: {:?}/call", t.elapsed() / 500);
+    let t = Instant::now();
+    for _ in 0..500 { let _ = shared.call("describe_entity", &json!({"name":"order"})); }
+    eprintln!("shared.call (audit): {:?}/call", t.elapsed() / 500);
+    let t = Instant::now();
+    for _ in 0..500 { let _ = shared.call("list_entities", &json!({})); }
+    eprintln!("shared.call list_entities: {:?}/call", t.elapsed() / 500);
+    let _ = common::repo(".");
+}
+
+use std::path::Path;

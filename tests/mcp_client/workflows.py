@@ -1,0 +1,114 @@
+"""Independent MCP client: the Python `mcp` SDK (PyPI) drives `schemabrain serve`
+over real stdio in every protocol mode, runs the charter's canonical workflows,
+and validates every structured result against the tool's outputSchema (the SDK
+validates non-error results itself; this script validates all of them,
+errors included).
+
+Usage: python workflows.py SCHEMABRAIN_BINARY PROJECT_DIR SOURCE_URL
+Prints one JSON line per mode and `ALL OK` at the end; exits 1 on any failure.
+"""
+
+import asyncio
+import json
+import sys
+
+import jsonschema
+from mcp import Client, StdioServerParameters
+
+BINARY, PROJECT, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
+MODES = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28", "auto": "2026-07-28"}
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+async def run(mode):
+    params = StdioServerParameters(command=BINARY, args=["serve", "--project", PROJECT, "--source", SOURCE])
+    calls = 0
+    async with Client(params, mode=mode) as c:
+        check(str(c.protocol_version) == MODES[mode], f"{mode}: negotiated {c.protocol_version}")
+        tools, cursor = [], None
+        while True:
+            page = await c.list_tools(cursor=cursor)
+            tools += page.tools
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        by_name = {t.name: t for t in tools}
+        check(len(by_name) == 12, f"{mode}: twelve tools, got {sorted(by_name)}")
+        for t in tools:
+            check(t.annotations is not None and t.annotations.read_only_hint is True, f"{t.name}: read-only annotation")
+            check(t.output_schema and t.output_schema.get("type") == "object", f"{t.name}: object outputSchema")
+            check(t.description.startswith("Use this when"), f"{t.name}: charter description")
+
+        async def call(name, args, want=None):
+            nonlocal calls
+            calls += 1
+            r = await c.call_tool(name, args)
+            env = r.structured_content
+            check(env is not None, f"{name}: structured content")
+            jsonschema.validate(env, by_name[name].output_schema)
+            check(json.loads(r.content[0].text) == env, f"{name}: text mirror equals structured content")
+            check(bool(r.is_error) == (env["status"] in ("error", "refused")), f"{name}: isError follows status")
+            if want is not None:
+                check(env["status"] in want, f"{name}({args}): status {env['status']}, wanted {want}: {env.get('error')}")
+            return env
+
+        ok = ("success",)
+        # "What's in this database?"
+        env = await call("find_relevant_tables", {"query": "*"}, ok)
+        first = env["data"]["hits"][0]["qualified_name"]
+        # "Tell me about a domain": search, describe the top hit, drill into a column.
+        env = await call("find_relevant_tables", {"query": "marketing spend per channel"}, ok)
+        top = env["data"]["hits"][0]["qualified_name"]
+        check(top == "main.campaign_spend", f"top hit {top}")
+        env = await call("describe_table", {"qualified_name": top, "response_format": "detailed"}, ok)
+        col = env["data"]["columns"][1]["name"]
+        await call("describe_column", {"qualified_name": f"{top}.{col}"}, ok)
+        # "How do these tables relate?"
+        env = await call("suggest_joins", {"tables": ["main.order_items", "main.regions"]}, ok)
+        check(env["data"]["paths"][0]["hops"] >= 2, "a multi-hop path")
+        await call("describe_table", {"qualified_name": first}, ok)
+        # "I want to aggregate something": list_metrics → describe_entity → get_metric.
+        env = await call("list_metrics", {}, ok)
+        metric = next(m for m in env["data"]["items"] if m["name"] == "revenue")
+        await call("describe_entity", {"name": metric["entity"]}, ok)
+        env = await call("get_metric", {"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "revenue", "direction": "desc"}], "limit": 5}, ok)
+        check(len(env["data"]["rows"]) == 5, "five rows")
+        await call("get_metric", {"name": "revenue", "time_grain": "month", "dry_run": True}, ok)
+        # "Show me how others have queried this"
+        await call("get_example_queries", {"qualified_name": "main.orders"}, ("empty",))
+        # Semantic search, joins.
+        env = await call("find_relevant_entities", {"query": "shops"}, ok)
+        check(env["data"]["hits"][0]["name"] == "store", "shops → store")
+        await call("list_entities", {}, ok)
+        await call("list_joins", {}, ok)
+        await call("resolve_join", {"entity_a": "order", "entity_b": "store"}, ok)
+        # Errors are in-band envelopes whose recovery is a call that answers.
+        env = await call("get_metric", {"name": "revenue", "group_by": ["region.name"]}, ("error",))
+        check(env["error"]["kind"] == "ambiguous_path", env["error"]["kind"])
+        rec = env["error"]["recovery"]
+        await call(rec["suggested_tool"], rec["suggested_args"] or {}, ok)
+        env = await call("get_metric", {"name": "revenue", "grain": "month"}, ("error",))
+        check("grain" in env["error"]["message"], "unknown argument named")
+        env = await call("describe_entity", {"name": "custmer"}, ("error",))
+        check("customer" in env["error"]["recovery"]["fuzzy_matches"], "fuzzy match")
+    return {"mode": mode, "protocol": MODES[mode], "tools": 12, "calls": calls}
+
+
+async def main():
+    failed = False
+    for mode in MODES:
+        try:
+            print(json.dumps(await run(mode)), flush=True)
+        except Exception as e:  # report every mode, then fail
+            failed = True
+            print(json.dumps({"mode": mode, "error": f"{type(e).__name__}: {e}"}), flush=True)
+    if failed:
+        sys.exit(1)
+    print("ALL OK", flush=True)
+
+
+asyncio.run(main())
