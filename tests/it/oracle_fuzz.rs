@@ -77,6 +77,8 @@ struct Case {
     filters: Vec<(usize, String, &'static str, Json)>,
     /// Ask for `r` = m (filtered to the anchor's `cat = 'a'`) / c (count of val) instead of `m`.
     ratio: bool,
+    /// Bucket by month of the anchor's DATE column `d`.
+    time: bool,
 }
 
 const CATS: [&str; 3] = ["a", "b", "c"];
@@ -164,7 +166,23 @@ fn generate(seed: u64) -> Case {
         filters.push((e, c, op, value));
     }
     let ratio = r.chance(30);
-    Case { tables, joins, anchor, agg, group_by, filters, ratio }
+    // Dates and the grain come from a second stream, so the draws above stay
+    // what they were for a seed.
+    let mut dr = Rng(seed ^ 0x5EED_DA7E);
+    for table in &mut tables {
+        for row in &mut table.rows {
+            let d = if dr.chance(10) {
+                V::Null
+            } else {
+                let day = dr.below(400) as i64;
+                let date = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap() + chrono::Duration::days(day);
+                V::Text(date.format("%Y-%m-%d").to_string())
+            };
+            row.insert("d".to_string(), d);
+        }
+    }
+    let time = dr.chance(35);
+    Case { tables, joins, anchor, agg, group_by, filters, ratio, time }
 }
 
 fn fk_columns(case: &Case, t: usize) -> Vec<String> {
@@ -183,7 +201,7 @@ fn fk_columns(case: &Case, t: usize) -> Vec<String> {
 fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
     let mut files = Vec::new();
     for t in 0..case.tables.len() {
-        let mut cols = vec!["{name: id, type: integer}".to_string(), "{name: cat, type: varchar}".into(), "{name: val, type: integer}".into(), "{name: grp, type: integer}".into()];
+        let mut cols = vec!["{name: id, type: integer}".to_string(), "{name: cat, type: varchar}".into(), "{name: val, type: integer}".into(), "{name: grp, type: integer}".into(), "{name: d, type: date}".into()];
         cols.extend(fk_columns(case, t).iter().map(|c| format!("{{name: {c}, type: integer}}")));
         files.push((
             FileKind::Entity,
@@ -205,12 +223,12 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
     files.push((
         FileKind::Metric,
         PathBuf::from("metrics/m.yaml"),
-        format!("version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n", case.anchor, case.agg),
+        format!("version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n{}", case.anchor, case.agg, time_lines(case)),
     ));
     files.push((
         FileKind::Metric,
         PathBuf::from("metrics/c.yaml"),
-        format!("version: 1\nname: c\nentity: e{}\nmeasure: {{agg: count, column: val}}\n", case.anchor),
+        format!("version: 1\nname: c\nentity: e{}\nmeasure: {{agg: count, column: val}}\n{}", case.anchor, time_lines(case)),
     ));
     files.push((
         FileKind::Metric,
@@ -221,6 +239,14 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
         ),
     ));
     files
+}
+
+fn time_lines(case: &Case) -> String {
+    if case.time {
+        format!("time_dimension: e{}.d\ntime_grains: [month]\n", case.anchor)
+    } else {
+        String::new()
+    }
 }
 
 fn sql_literal(v: &V) -> String {
@@ -235,11 +261,11 @@ fn warehouse_sql(case: &Case) -> String {
     let mut sql = String::new();
     for (t, table) in case.tables.iter().enumerate() {
         let fks = fk_columns(case, t);
-        let mut cols = vec!["id INTEGER".to_string(), "cat VARCHAR".into(), "val INTEGER".into(), "grp INTEGER".into()];
+        let mut cols = vec!["id INTEGER".to_string(), "cat VARCHAR".into(), "val INTEGER".into(), "grp INTEGER".into(), "d DATE".into()];
         cols.extend(fks.iter().map(|c| format!("{c} INTEGER")));
         sql.push_str(&format!("CREATE TABLE main.t{t} ({});\n", cols.join(", ")));
         for row in &table.rows {
-            let mut vals = vec![sql_literal(&row["id"]), sql_literal(&row["cat"]), sql_literal(&row["val"]), sql_literal(&row["grp"])];
+            let mut vals = vec![sql_literal(&row["id"]), sql_literal(&row["cat"]), sql_literal(&row["val"]), sql_literal(&row["grp"]), sql_literal(&row["d"])];
             vals.extend(fks.iter().map(|c| sql_literal(row.get(c).unwrap_or(&V::Null))));
             sql.push_str(&format!("INSERT INTO main.t{t} VALUES ({});\n", vals.join(", ")));
         }
@@ -455,7 +481,15 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
             continue;
         }
         for x in &rows {
-            let key: Vec<V> = case.group_by.iter().map(|(e, c)| value(case, x, *e, c)).collect();
+            let mut key: Vec<V> = Vec::new();
+            if case.time {
+                // The month of the anchor's date: its first day, still a DATE.
+                key.push(match &case.tables[a].rows[r]["d"] {
+                    V::Text(d) => V::Text(format!("{}-01", &d[..7])),
+                    _ => V::Null,
+                });
+            }
+            key.extend(case.group_by.iter().map(|(e, c)| value(case, x, *e, c)));
             contributions.insert((r, key));
         }
     }
@@ -464,7 +498,7 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
         groups.entry(key).or_default().push(case.tables[a].rows[r]["val"].clone());
     }
     // Ungrouped: one row even with no input rows.
-    if case.group_by.is_empty() && groups.is_empty() {
+    if case.group_by.is_empty() && !case.time && groups.is_empty() {
         groups.insert(Vec::new(), Vec::new());
     }
     groups
@@ -522,7 +556,11 @@ fn request(case: &Case) -> Json {
         .map(|(e, c, op, v)| if v.is_null() { json!({"column": format!("e{e}.{c}"), "op": op}) } else { json!({"column": format!("e{e}.{c}"), "op": op, "value": v}) })
         .collect();
     let name = if case.ratio { "r" } else { "m" };
-    json!({"name": name, "group_by": group_by, "filters": filters, "limit": 10000})
+    let mut req = json!({"name": name, "group_by": group_by, "filters": filters, "limit": 10000});
+    if case.time {
+        req["time_grain"] = json!("month");
+    }
+    req
 }
 
 fn check_case(seed: u64) -> Result<(), String> {
