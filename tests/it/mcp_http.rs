@@ -109,10 +109,6 @@ impl Conn {
                     break;
                 }
                 body.extend_from_slice(&chunk[..n]);
-                // One JSON-RPC response per request: stop once an SSE event holds it.
-                if String::from_utf8_lossy(&body).contains("\"jsonrpc\"") && body.ends_with(b"\n\n") {
-                    break;
-                }
             }
         }
         Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
