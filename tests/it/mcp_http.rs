@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use schemabrain::mcp::transport::http_router;
 use schemabrain::mcp::{Options, Shared};
 use schemabrain::project::Project;
 
-use crate::{common, mcp_stdio};
+use crate::mcp_stdio;
 
 async fn start(shared: Arc<Shared>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
@@ -108,10 +109,6 @@ impl Conn {
                     break;
                 }
                 body.extend_from_slice(&chunk[..n]);
-                // One JSON-RPC response per request: stop once an SSE event holds it.
-                if String::from_utf8_lossy(&body).contains("\"jsonrpc\"") && body.ends_with(b"\n\n") {
-                    break;
-                }
             }
         }
         Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
@@ -248,23 +245,3 @@ async fn bounded_load_20000_calls_32_connections() {
     assert_eq!(v.records, TOTAL as u64);
     assert!(p(0.99) < Duration::from_secs(5), "{report}");
 }
-
-#[test]
-fn zz_profile_tmp() {
-    let (shared, _dir) = shared_on_copy();
-    let t = Instant::now();
-    for _ in 0..500 { let _ = schemabrain::tools::surface::invoke(&shared.project, "describe_entity", &json!({"name":"order"}), schemabrain::tools::Execution::DryRun); }
-    eprintln!("invoke: {:?}/call", t.elapsed() / 500);
-    let t = Instant::now();
-    for _ in 0..500 { let _ = schemabrain::tools::call(&shared.project, "describe_entity", &json!({"name":"order"}), schemabrain::tools::Execution::DryRun); }
-    eprintln!("raw call: {:?}/call", t.elapsed() / 500);
-    let t = Instant::now();
-    for _ in 0..500 { let _ = shared.call("describe_entity", &json!({"name":"order"})); }
-    eprintln!("shared.call (audit): {:?}/call", t.elapsed() / 500);
-    let t = Instant::now();
-    for _ in 0..500 { let _ = shared.call("list_entities", &json!({})); }
-    eprintln!("shared.call list_entities: {:?}/call", t.elapsed() / 500);
-    let _ = common::repo(".");
-}
-
-use std::path::Path;

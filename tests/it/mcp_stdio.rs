@@ -184,3 +184,17 @@ fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
     assert!(v.intact(), "{:?}", v.problems);
     assert_eq!(v.records, 57);
 }
+
+#[test]
+fn serve_help_shows_the_client_setup() {
+    let out = Command::new(binary()).args(["serve", "--help"]).output().expect("runs");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for client in ["Claude Desktop", "Claude Code", "Cursor", "VS Code", "claude mcp add", "/mcp", "--http"] {
+        assert!(help.contains(client), "serve --help mentions {client}");
+    }
+    let docs = std::fs::read_to_string(common::repo("docs/mcp.md")).expect("docs/mcp.md");
+    for client in ["Claude Desktop", "Claude Code", "Cursor", "VS Code"] {
+        assert!(docs.contains(client), "docs/mcp.md shows {client}");
+    }
+}

@@ -56,7 +56,7 @@ pub const GOLDEN: &[(&str, &str, &str)] = &[
 ];
 
 /// Recall@1, @3, @10 of one tool over the golden set.
-fn recall(tool: &str, key: &str, expected: impl Fn(&(&'static str, &'static str, &'static str)) -> &'static str) -> [f64; 3] {
+fn recall(tool: &str, key: &str, expected: fn(&(&'static str, &'static str, &'static str)) -> &'static str) -> [f64; 3] {
     let project = common::demo_project_with_catalog();
     let mut hits = [0usize; 3];
     let mut misses = Vec::new();
@@ -84,13 +84,13 @@ fn recall(tool: &str, key: &str, expected: impl Fn(&(&'static str, &'static str,
 #[test]
 fn find_relevant_tables_recall_on_the_golden_set() {
     let r = recall("find_relevant_tables", "qualified_name", |q| q.1);
-    assert!(r[0] >= 0.75 && r[1] >= 0.9 && r[2] >= 1.0, "{r:?}");
+    assert!(r[0] >= 0.85 && r[1] >= 0.95 && r[2] >= 1.0, "{r:?}");
 }
 
 #[test]
 fn find_relevant_entities_recall_on_the_golden_set() {
     let r = recall("find_relevant_entities", "name", |q| q.2);
-    assert!(r[0] >= 0.75 && r[1] >= 0.9 && r[2] >= 1.0, "{r:?}");
+    assert!(r[0] >= 0.85 && r[1] >= 0.95 && r[2] >= 1.0, "{r:?}");
 }
 
 #[test]
