@@ -18,3 +18,11 @@ mod oracle_fuzz;
 mod recovery;
 // The binary: exit codes, --json, stdout discipline.
 mod cli;
+// Real servers (Postgres, MySQL/MariaDB): where they are, scratch schemas, skip or fail.
+mod engines_servers;
+// The Postgres engine: read-only, timeout, row cap, types, parameters, introspection.
+mod engines_postgres;
+// The MySQL/MariaDB engine, and the demo exported into it.
+mod engines_mysql;
+// The same oracle requests answered alike on DuckDB and Postgres; Parquet export.
+mod cross_engine;

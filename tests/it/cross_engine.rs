@@ -1,0 +1,193 @@
+//! The same answers on every engine: the demo warehouse exported into a
+//! fresh Postgres schema, a copy of the demo project bound to that schema,
+//! and every `tests/oracle/*.yaml` request answered with `dialect: postgres`
+//! on Postgres and as written on DuckDB. Rows must agree (numbers within a
+//! relative 1e-9, order compared only where the case says `ordered: true`).
+//!
+//! MySQL/MariaDB joins this suite when the `mysql` dialect exists; until
+//! then `engines_mysql` checks that engine with hand-written SQL.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use schemabrain::engine::{self, Engine, Limits, PostgresEngine};
+use schemabrain::envelope::Status;
+use schemabrain::project::Project;
+use schemabrain::tools::{self, Execution};
+
+use crate::common::{demo_engine, demo_project_with_catalog, entries, repo, yaml_file_as_json};
+use crate::engines_servers::PgSchema;
+
+pub fn same_value(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+        }
+        _ => a == b,
+    }
+}
+
+pub fn same_rows(a: &[Vec<Json>], b: &[Vec<Json>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(r, s)| r.len() == s.len() && r.iter().zip(s).all(|(x, y)| same_value(x, y)))
+}
+
+/// Rows in a canonical order; numbers are written rounded so that values
+/// equal within tolerance sort alike.
+fn sorted(mut rows: Vec<Vec<Json>>) -> Vec<Vec<Json>> {
+    let key = |r: &Vec<Json>| -> String {
+        r.iter()
+            .map(|v| match v {
+                Json::Number(n) => format!("{:.6e}", n.as_f64().unwrap_or(0.0)),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
+    rows.sort_by_key(key);
+    rows
+}
+
+/// Oracle cases that Postgres cannot run yet, and why. Each must still fail
+/// with exactly that message (a case that starts passing must leave the list,
+/// so that it is compared from then on).
+const KNOWN_ON_POSTGRES: &[(&str, &str)] = &[
+    // The emitter full-outer-joins per-metric CTEs ON `a IS NOT DISTINCT FROM b`;
+    // Postgres can only FULL JOIN on merge- or hash-joinable conditions. A
+    // src/sql fix for the postgres dialect is needed (e.g. join on
+    // coalesce'd keys plus an IS NULL flag).
+    ("039_two_metrics_one_anchor.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("040_two_anchors_by_country.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("041_revenue_and_campaign_cost_by_month.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("042_cancellation_rate_by_country.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("043_revenue_per_order_by_quarter.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("044_median_p90_gifts_by_status.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("045_average_item_price_by_category.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+];
+
+fn limits() -> Limits {
+    Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
+}
+
+/// The demo project with its entity bindings moved from `main` to `schema`.
+fn demo_project_in(schema: &str, dir: &std::path::Path) -> Project {
+    let _ = std::fs::remove_dir_all(dir);
+    schemabrain::demo::materialize(dir).expect("materialize");
+    for file in entries(&dir.join("entities"), ".yaml") {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("single_table: main."), "{}", file.display());
+        std::fs::write(&file, text.replace("single_table: main.", &format!("single_table: {schema}."))).unwrap();
+    }
+    Project::open_declared(dir).unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn postgres_answers_every_oracle_request_as_duckdb_does() {
+    let Some(schema) = PgSchema::create("cross") else { return };
+    let duck = demo_engine();
+    let started = Instant::now();
+    let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+    let report = engine::export::export(&duck, "main", &target).expect("export to Postgres");
+    let took = started.elapsed();
+    eprintln!("exported the demo warehouse to Postgres in {took:?}");
+    assert!(took < Duration::from_secs(60), "export took {took:?}");
+    let loaded: std::collections::BTreeMap<String, u64> = report.tables.iter().cloned().collect();
+    assert_eq!(loaded[&format!("{}.orders", schema.name)], 120_000);
+    assert_eq!(report.tables.len(), 8);
+
+    let pg = PostgresEngine::connect(&schema.url).expect("connects");
+    let catalog = pg.introspect().expect("introspects");
+    let orders = &catalog.tables[&format!("{}.orders", schema.name)];
+    assert_eq!(orders.primary_key, ["id"]);
+    assert_eq!(orders.row_count, Some(120_000), "ANALYZE after the load gives the estimate");
+    assert_eq!(orders.comment.as_deref(), Some("One row per order placed by a customer."));
+    let fks: Vec<(&str, &str)> = orders.foreign_keys.iter().map(|f| (f.columns[0].as_str(), f.ref_table.as_str())).collect();
+    assert!(fks.contains(&("customer_id", "customers")) && fks.contains(&("shipping_address_id", "addresses")), "{fks:?}");
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    let project = demo_project_in(&schema.name, &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the export disagrees with the model:\n{d}"));
+    let duck_project = demo_project_with_catalog();
+
+    let cases = entries(&repo("tests/oracle"), ".yaml");
+    assert!(cases.len() >= 14, "only {} oracle cases", cases.len());
+    let mut failures = Vec::new();
+    let mut known = 0;
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let spec = yaml_file_as_json(case);
+        let mut request = spec["request"].clone();
+        request["dialect"] = "postgres".into();
+        let on_pg = tools::call(&project, "get_metric", &request, Execution::Run { engine: &pg, limits: limits() });
+        let on_duck = tools::call(duck_project, "get_metric", &spec["request"], Execution::Run { engine: &duck, limits: limits() });
+        if let Some((_, why)) = KNOWN_ON_POSTGRES.iter().find(|(case, _)| *case == name) {
+            let message = on_pg.tool_error().map(|e| e.message().to_string()).unwrap_or_default();
+            if on_pg.status() == Status::Error && message.contains(why) {
+                eprintln!("KNOWN on Postgres, not compared: {name}: {why}");
+                known += 1;
+            } else {
+                failures.push(format!("{name} is listed in KNOWN_ON_POSTGRES but now answers {:?} ({message}): take it off the list", on_pg.status()));
+            }
+            continue;
+        }
+        if on_pg.status() != on_duck.status() || on_pg.status() != Status::Success {
+            failures.push(format!("{name}: Postgres {:?}, DuckDB {:?}: {}", on_pg.status(), on_duck.status(), serde_json::to_string(&on_pg).unwrap()));
+            continue;
+        }
+        let rows = |env: &schemabrain::envelope::Envelope| -> Vec<Vec<Json>> { serde_json::from_value(env.data().unwrap()["rows"].clone()).unwrap() };
+        let (ours, theirs) = (rows(&on_pg), rows(&on_duck));
+        assert!(!theirs.is_empty(), "{name}: no rows on DuckDB, so the comparison proves nothing");
+        let ordered = spec["ordered"].as_bool().unwrap_or(false);
+        let equal = if ordered { same_rows(&ours, &theirs) } else { same_rows(&sorted(ours.clone()), &sorted(theirs.clone())) };
+        if !equal {
+            failures.push(format!(
+                "{name}: {} rows on Postgres, {} on DuckDB; first rows\n  postgres: {:?}\n  duckdb:   {:?}\n  sql: {}",
+                ours.len(),
+                theirs.len(),
+                sorted(ours).iter().take(3).collect::<Vec<_>>(),
+                sorted(theirs).iter().take(3).collect::<Vec<_>>(),
+                on_pg.data().unwrap()["sql"].as_str().unwrap()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{} of {} oracle cases disagree:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(cases.len() - known >= 38, "only {} cases compared", cases.len() - known);
+}
+
+#[test]
+fn the_demo_exports_to_parquet_that_reads_back_the_same() {
+    use duckdb::arrow::array::{Array, Decimal128Array, RecordBatchReader};
+    use duckdb::arrow::datatypes::DataType;
+
+    let duck = demo_engine();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("parquet"));
+    let target = engine::export::Target::parse(&format!("parquet:{}", dir.display()), None).unwrap();
+    let report = engine::export::export(&duck, "main", &target).expect("export");
+    assert_eq!(report.tables.len(), 8);
+    let original = duck
+        .execute(&schemabrain::sql::CompiledSql { sql: "SELECT count(*), CAST(sum(amount) * 100 AS BIGINT) FROM main.orders".into(), params: vec![], dialect: "duckdb" }, limits())
+        .unwrap()
+        .rows;
+    // Read back with the parquet crate: names, types, row count and every amount.
+    let file = std::fs::File::open(dir.join("orders.parquet")).expect("orders.parquet written");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let schema = reader.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "customer_id", "store_id", "billing_address_id", "shipping_address_id", "status", "ordered_at", "amount", "discount", "is_gift"]);
+    assert_eq!(schema.field_with_name("amount").unwrap().data_type(), &DataType::Decimal128(12, 2));
+    assert_eq!(schema.field_with_name("is_gift").unwrap().data_type(), &DataType::Boolean);
+    assert!(matches!(schema.field_with_name("ordered_at").unwrap().data_type(), DataType::Timestamp(_, None)));
+    let (mut rows, mut cents, mut null_stores) = (0i64, 0i128, 0usize);
+    for batch in reader {
+        let batch = batch.unwrap();
+        rows += batch.num_rows() as i64;
+        let amount = batch.column_by_name("amount").unwrap().as_any().downcast_ref::<Decimal128Array>().unwrap();
+        cents += amount.iter().map(|v| v.unwrap()).sum::<i128>();
+        null_stores += batch.column_by_name("store_id").unwrap().null_count();
+    }
+    assert_eq!(serde_json::json!([rows, cents as i64]), serde_json::json!(original[0]));
+    assert!(null_stores > 0, "NULLs survive the export");
+    assert_eq!(report.tables.iter().find(|(f, _)| f.ends_with("orders.parquet")).map(|(_, n)| *n), Some(120_000));
+    let _ = std::fs::remove_dir_all(&dir);
+}
