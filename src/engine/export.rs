@@ -37,7 +37,7 @@ impl Target {
     /// Reads `parquet:DIR`, `postgres://…`/`postgresql://…`, `mysql://…`/`mariadb://…`;
     /// `schema` names the Postgres schema or MySQL database (default `main`,
     /// the schema the demo's entity bindings use).
-    pub fn parse(to: &str, schema: Option<&str>) -> Result<Target, EngineError> {
+    pub fn parse(to: &str, schema: Option<&str>) -> Result<Target, String> {
         let schema = schema.unwrap_or("main").to_string();
         if let Some(dir) = to.strip_prefix("parquet:") {
             Ok(Target::Parquet(dir.into()))
@@ -46,7 +46,7 @@ impl Target {
         } else if mysql::is_mysql_url(to) {
             Ok(Target::MySql { url: to.to_string(), database: schema })
         } else {
-            Err(EngineError::UnsupportedSource(format!("{to} (export targets: parquet:DIR, postgres://…, mysql://…, mariadb://…)")))
+            Err(format!("cannot export to `{to}`: targets are parquet:DIR, postgres://…, postgresql://…, mysql://… and mariadb://…"))
         }
     }
 }

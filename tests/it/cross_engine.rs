@@ -71,7 +71,7 @@ fn limits() -> Limits {
 }
 
 /// The demo project with its entity bindings moved from `main` to `schema`.
-fn demo_project_in(schema: &str, dir: &std::path::Path) -> Project {
+pub fn demo_project_in(schema: &str, dir: &std::path::Path) -> Project {
     let _ = std::fs::remove_dir_all(dir);
     schemabrain::demo::materialize(dir).expect("materialize");
     for file in entries(&dir.join("entities"), ".yaml") {
@@ -190,4 +190,39 @@ fn the_demo_exports_to_parquet_that_reads_back_the_same() {
     assert!(null_stores > 0, "NULLs survive the export");
     assert_eq!(report.tables.iter().find(|(f, _)| f.ends_with("orders.parquet")).map(|(_, n)| *n), Some(120_000));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_exports_the_demo_to_postgres_and_queries_it_there() {
+    use std::process::Command;
+    let Some(schema) = PgSchema::create("cli") else { return };
+    let bin = env!("CARGO_BIN_EXE_schemabrain");
+    // The directory of the test warehouse: `export --project` prepares the
+    // demo project there (files only; the warehouse is already built).
+    let warehouse_dir = crate::common::demo_warehouse().parent().unwrap().to_path_buf();
+    let out = Command::new(bin)
+        .args(["export", "--to", &schema.url, "--schema", &schema.name, "--project", &warehouse_dir.display().to_string()])
+        .output()
+        .expect("binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("{}.orders: 120000 rows", schema.name)), "{stdout}");
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-cli", schema.name));
+    demo_project_in(&schema.name, &dir);
+    let out = Command::new(bin)
+        .args(["query", "order_count", "--project", &dir.display().to_string(), "--source", &schema.url, "--dialect", "postgres", "--group-by", "order.status", "--json"])
+        .output()
+        .expect("binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let env: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = env["data"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert_eq!(rows.iter().map(|r| r[1].as_i64().unwrap()).sum::<i64>(), 120_000);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let out = Command::new(bin).args(["export", "--to", "ftp://nowhere"]).output().expect("binary runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("targets are parquet:DIR"), "{}", String::from_utf8_lossy(&out.stderr));
 }
