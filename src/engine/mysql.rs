@@ -115,7 +115,10 @@ impl MySqlEngine {
                 if guard.is_none() {
                     *guard = Some(connect_conn(&self.opts).await?);
                 }
-                guard.as_mut().expect("connected above").query::<mysql_async::Row, _>(sql).await
+                let conn = guard.as_mut().expect("connected above");
+                // No row cap left over from a query that ended early.
+                conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await?;
+                conn.query::<mysql_async::Row, _>(sql).await
             })
             .map_err(|e| EngineError::Query(error_text(&e)))?;
         Ok(rows
@@ -229,7 +232,10 @@ impl super::Engine for MySqlEngine {
             Some(Err(e)) => {
                 // A failed statement leaves the transaction open: end it, or
                 // start afresh when the connection itself is in doubt.
-                let ended = self.rt.block_on(conn.query_drop("ROLLBACK"));
+                let ended = self.rt.block_on(async {
+                    conn.query_drop("ROLLBACK").await?;
+                    conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await
+                });
                 if ended.is_err() {
                     *guard = None;
                 }
