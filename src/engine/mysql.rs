@@ -90,8 +90,7 @@ impl MySqlEngine {
         let rt = runtime::new(source)?;
         let opts = opts_of(source)?;
         let err = |message: String| EngineError::Connect { source_url: runtime::redact(source), message };
-        let (conn, version) = rt
-            .block_on(async {
+        let (conn, version) = runtime::block_on(&rt, async {
                 let mut conn = connect_conn(&opts).await?;
                 let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
                 conn.query_drop("SET SESSION time_zone = '+00:00'").await?;
@@ -109,13 +108,13 @@ impl MySqlEngine {
 
     fn strings(&self, sql: &'static str) -> Result<Vec<Vec<Option<String>>>, EngineError> {
         let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let rows = self
-            .rt
-            .block_on(async {
-                if guard.is_none() {
-                    *guard = Some(connect_conn(&self.opts).await?);
+        let slot: &mut Option<Conn> = &mut guard;
+        let opts = &self.opts;
+        let rows = runtime::block_on(&self.rt, async move {
+                if slot.is_none() {
+                    *slot = Some(connect_conn(opts).await?);
                 }
-                let conn = guard.as_mut().expect("connected above");
+                let conn = slot.as_mut().expect("connected above");
                 // No row cap left over from a query that ended early.
                 conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await?;
                 conn.query::<mysql_async::Row, _>(sql).await
@@ -221,7 +220,7 @@ impl super::Engine for MySqlEngine {
             }
         };
         if guard.is_none() {
-            *guard = Some(self.rt.block_on(connect_conn(&self.opts)).map_err(q)?);
+            *guard = Some(runtime::block_on(&self.rt, connect_conn(&self.opts)).map_err(q)?);
         }
         let conn = guard.as_mut().expect("connected above");
         let id = conn.id();
@@ -232,7 +231,7 @@ impl super::Engine for MySqlEngine {
             Some(Err(e)) => {
                 // A failed statement leaves the transaction open: end it, or
                 // start afresh when the connection itself is in doubt.
-                let ended = self.rt.block_on(async {
+                let ended = runtime::block_on(&self.rt, async {
                     conn.query_drop("ROLLBACK").await?;
                     conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await
                 });
@@ -245,7 +244,7 @@ impl super::Engine for MySqlEngine {
                 // The server did not stop the statement: kill it from another
                 // connection and drop this one, whose state is unknown.
                 let opts = self.opts.clone();
-                let _ = self.rt.block_on(async move {
+                let _ = runtime::block_on(&self.rt, async move {
                     let mut killer = connect_conn(&opts).await?;
                     killer.query_drop(format!("KILL QUERY {id}")).await?;
                     killer.disconnect().await

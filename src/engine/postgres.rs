@@ -54,7 +54,7 @@ pub(crate) fn connect(rt: &tokio::runtime::Runtime, source: &str) -> Result<Clie
     if config.get_application_name().is_none() {
         config.application_name("schemabrain");
     }
-    let (client, connection) = rt.block_on(config.connect(NoTls)).map_err(|e| err(error_text(&e)))?;
+    let (client, connection) = runtime::block_on(rt, config.connect(NoTls)).map_err(|e| err(error_text(&e)))?;
     rt.spawn(async move {
         if let Err(e) = connection.await {
             tracing::debug!("postgres connection closed: {e}");
@@ -91,7 +91,7 @@ impl PostgresEngine {
     pub fn connect(source: &str) -> Result<Self, EngineError> {
         let rt = runtime::new(source)?;
         let client = connect(&rt, source)?;
-        rt.block_on(client.batch_execute("SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"))
+        runtime::block_on(&rt, client.batch_execute("SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"))
             .map_err(|e| EngineError::Connect { source_url: runtime::redact(source), message: error_text(&e) })?;
         Ok(PostgresEngine { rt, client: Mutex::new(client), source: runtime::redact(source) })
     }
@@ -99,7 +99,8 @@ impl PostgresEngine {
     /// Rows of a catalog query as text (simple protocol).
     fn strings(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>, EngineError> {
         let client = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        let messages = self.rt.block_on(client.simple_query(sql)).map_err(|e| EngineError::Query(error_text(&e)))?;
+        let client: &Client = &client;
+        let messages = runtime::block_on(&self.rt, client.simple_query(sql)).map_err(|e| EngineError::Query(error_text(&e)))?;
         Ok(messages
             .into_iter()
             .filter_map(|m| match m {
@@ -198,11 +199,11 @@ impl super::Engine for PostgresEngine {
         // The server's statement_timeout is the real limit; this deadline
         // only covers a server that does not answer at all.
         let backstop = limits.timeout + Duration::from_secs(2);
-        let outcome = runtime::block_on_within(&self.rt, backstop, run(&mut client, compiled, limits));
+        let outcome = runtime::block_on_within(&self.rt, backstop, run(&mut *client, compiled, limits));
         match outcome {
             Some(result) => result,
             None => {
-                let _ = self.rt.block_on(cancel.cancel_query(NoTls));
+                let _ = runtime::block_on(&self.rt, cancel.cancel_query(NoTls));
                 Err(EngineError::Timeout(limits.timeout))
             }
         }

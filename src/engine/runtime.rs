@@ -19,10 +19,32 @@ pub(crate) fn new(source: &str) -> Result<tokio::runtime::Runtime, EngineError> 
         .map_err(|e| EngineError::Connect { source_url: source.to_string(), message: format!("cannot start the async runtime: {e}") })
 }
 
+/// Runs `fut` to completion on `rt`. Called from inside another tokio
+/// runtime (an async MCP handler, say), where blocking on a runtime would
+/// panic, it blocks a short-lived thread of its own instead.
+pub(crate) fn block_on<F>(rt: &tokio::runtime::Runtime, fut: F) -> F::Output
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| match s.spawn(|| rt.block_on(fut)).join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+    } else {
+        rt.block_on(fut)
+    }
+}
+
 /// Runs `fut` on `rt`, giving up after `limit` (a client-side backstop behind
 /// the server's own statement timeout). `None` means the deadline passed.
-pub(crate) fn block_on_within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, fut: F) -> Option<F::Output> {
-    rt.block_on(async { tokio::time::timeout(limit, fut).await.ok() })
+pub(crate) fn block_on_within<F>(rt: &tokio::runtime::Runtime, limit: Duration, fut: F) -> Option<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    block_on(rt, async { tokio::time::timeout(limit, fut).await.ok() })
 }
 
 /// Hides the password of a URL for messages (`postgres://u:secret@h` → `postgres://u:***@h`).

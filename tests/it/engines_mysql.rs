@@ -152,3 +152,12 @@ fn mysql_and_mariadb_urls_open_through_engine_open() {
     let err = schemabrain::engine::open("mysql://nobody@127.0.0.1:1/none").err().expect("nothing listens on port 1");
     assert!(matches!(err, EngineError::Connect { .. }), "{err}");
 }
+
+#[test]
+fn mysql_engine_can_be_called_from_async_code() {
+    let Some(db) = MyDatabase::create("async") else { return };
+    let outer = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let my = outer.block_on(async { engine(&db) });
+    let rows = outer.block_on(async { my.execute(&sql("SELECT 40 + ? AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
+    assert_eq!(rows, vec![vec![json!(42)]]);
+}

@@ -191,3 +191,16 @@ fn postgres_urls_open_through_engine_open() {
     let err = schemabrain::engine::open("postgres://nobody@127.0.0.1:1/none").err().expect("nothing listens on port 1");
     assert!(matches!(err, EngineError::Connect { .. }), "{err}");
 }
+
+#[test]
+fn postgres_engine_can_be_called_from_async_code() {
+    let Some(schema) = PgSchema::create("async") else { return };
+    let pg = engine(&schema);
+    // An async caller (an MCP handler) calls the synchronous engine: it must
+    // neither panic ("cannot start a runtime from within a runtime") nor hang.
+    let outer = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rows = outer.block_on(async { pg.execute(&sql("SELECT 40 + $1 AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
+    assert_eq!(rows, vec![vec![json!(42)]]);
+    let catalog = outer.block_on(async { pg.introspect().unwrap() });
+    assert!(catalog.engine.starts_with("postgres "));
+}
