@@ -52,6 +52,18 @@ pub enum Command {
         #[command(flatten)]
         request: RequestFlags,
     },
+    /// Copy the demo warehouse (or a project's DuckDB source) into Parquet files, Postgres or MySQL/MariaDB.
+    Export {
+        /// Target: parquet:DIR, postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB (or mariadb://…).
+        #[arg(long)]
+        to: String,
+        /// Project whose DuckDB source is exported (default: the demo project, built if missing).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Postgres schema or MySQL database to create the tables in (default: main, as the entity bindings say).
+        #[arg(long)]
+        schema: Option<String>,
+    },
     /// Load a project and report every problem in it; with --source, check it against the live catalog.
     Check {
         #[arg(long, default_value = ".")]

@@ -52,7 +52,55 @@ pub fn run() -> ExitCode {
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
         Command::Serve(args) => serve::serve(&args),
         Command::Audit { command } => serve::audit(&command),
+        Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
     }
+}
+
+/// `schemabrain export`: the project's DuckDB source (the demo warehouse by
+/// default) copied into the target, with a line per table on stdout.
+fn export(to: &str, project: Option<PathBuf>, schema: Option<&str>) -> ExitCode {
+    let target = match engine::export::Target::parse(to, schema) {
+        Ok(t) => t,
+        Err(msg) => return usage_failure(&msg, false),
+    };
+    // A project of its own exports its `duckdb:` source; otherwise the demo
+    // project is prepared (files written if missing, warehouse built).
+    let own = project.as_ref().filter(|d| d.join("schemabrain.yaml").is_file() && !is_demo_project(d));
+    let source = match own {
+        Some(dir) => match Project::open_declared(dir) {
+            Ok(p) => match p.source() {
+                Some(s) => s,
+                None => return usage_failure(&format!("{} names no source in schemabrain.yaml", dir.display()), false),
+            },
+            Err(d) => return project_failure(&d, false),
+        },
+        None => match prepare_demo(project) {
+            Ok(dir) => format!("duckdb:{}", dir.join(crate::demo::WAREHOUSE_FILE).display()),
+            Err(msg) => return operational(&msg, false),
+        },
+    };
+    let Some(path) = source.strip_prefix("duckdb:") else {
+        return usage_failure(&format!("export reads a DuckDB source, not `{source}`"), false);
+    };
+    let duck = match engine::DuckDbEngine::open_read_only(Path::new(path), &source) {
+        Ok(e) => e,
+        Err(e) => return operational(&e.to_string(), false),
+    };
+    match engine::export::export(&duck, "main", &target) {
+        Ok(report) => {
+            for (table, rows) in &report.tables {
+                out!("{table}: {rows} rows");
+            }
+            eprintln!("exported {} tables in {:.1?}", report.tables.len(), report.elapsed);
+            ExitCode::SUCCESS
+        }
+        Err(e) => operational(&e.to_string(), false),
+    }
+}
+
+/// Whether `dir` holds the demo project (its source is the demo warehouse).
+fn is_demo_project(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("schemabrain.yaml")).is_ok_and(|s| s.contains("name: demo"))
 }
 
 /// What an envelope means for the exit code.

@@ -93,7 +93,8 @@ impl DuckDbEngine {
         self.conn.prepare(sql).map(|_| ()).map_err(|e| EngineError::Query(e.to_string()))
     }
 
-    fn strings(&self, sql: &str, n: usize) -> Result<Vec<Vec<Option<String>>>, EngineError> {
+    /// Every row of `sql` as text (NULL as `None`), `n` columns each.
+    pub(crate) fn strings(&self, sql: &str, n: usize) -> Result<Vec<Vec<Option<String>>>, EngineError> {
         let q = |e: duckdb::Error| EngineError::Query(e.to_string());
         let mut stmt = self.conn.prepare(sql).map_err(q)?;
         let mut rows = stmt.query([]).map_err(q)?;
@@ -106,6 +107,33 @@ impl DuckDbEngine {
             out.push(v);
         }
         Ok(out)
+    }
+
+    /// Writes the result of `select` to a Parquet file, returning its row
+    /// count. DuckDB hands the rows over as Arrow batches and the `parquet`
+    /// crate writes them: the bundled DuckDB has no parquet extension built
+    /// in (it would try to download one), and the crate is the one DataFusion
+    /// reads Parquet with.
+    pub(crate) fn copy_to_parquet(&self, select: &str, path: &Path) -> Result<u64, EngineError> {
+        let q = |e: duckdb::Error| EngineError::Query(e.to_string());
+        let w = |e: parquet::errors::ParquetError| EngineError::Query(format!("{}: {e}", path.display()));
+        let mut stmt = self.conn.prepare(select).map_err(q)?;
+        let batches = stmt.query_arrow([]).map_err(q)?;
+        let schema = batches.get_schema();
+        let tmp = path.with_extension("parquet.writing");
+        let file = std::fs::File::create(&tmp).map_err(|e| EngineError::Query(format!("{}: {e}", tmp.display())))?;
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .build();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).map_err(w)?;
+        let mut rows = 0u64;
+        for batch in batches {
+            rows += batch.num_rows() as u64;
+            writer.write(&batch).map_err(w)?;
+        }
+        writer.close().map_err(w)?;
+        std::fs::rename(&tmp, path).map_err(|e| EngineError::Query(format!("{}: {e}", path.display())))?;
+        Ok(rows)
     }
 }
 

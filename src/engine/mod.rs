@@ -2,18 +2,26 @@
 //! one compiled statement read-only, under a row cap and a timeout that
 //! really interrupts the query, returning typed columns.
 //!
-//! Owns source URLs (`duckdb:PATH`, a path ending `.duckdb`) and the typed
-//! result set.
+//! Owns source URLs (`duckdb:PATH`, a path ending `.duckdb`,
+//! `postgres://…` / `postgresql://…`, `mysql://…` / `mariadb://…`), the typed
+//! result set, and the export of a DuckDB database into another engine
+//! (`export`). Network engines own a small tokio runtime each (`runtime`).
 //!
 //! Architecture invariant: knows catalogs and compiled SQL, never plans or
 //! envelopes; failures are `EngineError`s that `tools` maps to error kinds.
 
 mod duckdb;
+pub mod export;
+mod mysql;
+mod postgres;
+mod runtime;
 
 use std::path::Path;
 use std::time::Duration;
 
 pub use self::duckdb::DuckDbEngine;
+pub use self::mysql::{is_mysql_url, MySqlEngine};
+pub use self::postgres::{is_postgres_url, PostgresEngine};
 use crate::catalog::Catalog;
 use crate::sql::CompiledSql;
 
@@ -49,7 +57,7 @@ pub enum EngineError {
     Timeout(Duration),
     #[error("the engine rejected the query: {0}")]
     Query(String),
-    #[error("unsupported source `{0}`: supported are duckdb:PATH and paths ending in .duckdb")]
+    #[error("unsupported source `{0}`: supported are duckdb:PATH, paths ending in .duckdb, postgres://…, postgresql://…, mysql://… and mariadb://…")]
     UnsupportedSource(String),
 }
 
@@ -75,6 +83,8 @@ pub fn open(source: &str) -> Result<Box<dyn Engine>, EngineError> {
     let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
     match path {
         Some(p) => Ok(Box::new(DuckDbEngine::open_read_only(Path::new(p), source)?)),
+        None if is_postgres_url(source) => Ok(Box::new(PostgresEngine::connect(source)?)),
+        None if is_mysql_url(source) => Ok(Box::new(MySqlEngine::connect(source)?)),
         None => Err(EngineError::UnsupportedSource(source.to_string())),
     }
 }

@@ -28,3 +28,11 @@ mod mcp_http;
 mod audit;
 // Search: the golden question set and Recall@k.
 mod search;
+// Real servers (Postgres, MySQL/MariaDB): where they are, scratch schemas, skip or fail.
+mod engines_servers;
+// The Postgres engine: read-only, timeout, row cap, types, parameters, introspection.
+mod engines_postgres;
+// The MySQL/MariaDB engine, and the demo exported into it.
+mod engines_mysql;
+// The same oracle requests answered alike on DuckDB and Postgres; Parquet export.
+mod cross_engine;

@@ -1,0 +1,260 @@
+//! The same answers on every engine: the demo warehouse exported into a
+//! fresh Postgres schema, a copy of the demo project bound to that schema,
+//! and every `tests/oracle/*.yaml` request answered with `dialect: postgres`
+//! on Postgres and as written on DuckDB. Rows must agree (numbers within a
+//! relative 1e-9, order compared only where the case says `ordered: true`).
+//!
+//! MySQL/MariaDB runs the same corpus as soon as the `mysql` dialect is on
+//! the branch; until then that test only loads and introspects, and
+//! `engines_mysql` checks the engine with hand-written SQL.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use schemabrain::engine::{self, Engine, Limits, PostgresEngine};
+use schemabrain::envelope::Status;
+use schemabrain::project::Project;
+use schemabrain::tools::{self, Execution};
+
+use crate::common::{demo_engine, demo_project_with_catalog, entries, repo, yaml_file_as_json};
+use crate::engines_servers::PgSchema;
+
+pub fn same_value(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+        }
+        _ => a == b,
+    }
+}
+
+pub fn same_rows(a: &[Vec<Json>], b: &[Vec<Json>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(r, s)| r.len() == s.len() && r.iter().zip(s).all(|(x, y)| same_value(x, y)))
+}
+
+/// Rows in a canonical order; numbers are written rounded so that values
+/// equal within tolerance sort alike.
+fn sorted(mut rows: Vec<Vec<Json>>) -> Vec<Vec<Json>> {
+    let key = |r: &Vec<Json>| -> String {
+        r.iter()
+            .map(|v| match v {
+                Json::Number(n) => format!("{:.6e}", n.as_f64().unwrap_or(0.0)),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
+    rows.sort_by_key(key);
+    rows
+}
+
+/// Oracle cases that Postgres cannot run yet, and why. Each must still fail
+/// with exactly that message (a case that starts passing must leave the list,
+/// so that it is compared from then on).
+const KNOWN_ON_POSTGRES: &[(&str, &str)] = &[
+    // The emitter full-outer-joins per-metric CTEs ON `a IS NOT DISTINCT FROM b`;
+    // Postgres can only FULL JOIN on merge- or hash-joinable conditions. A
+    // src/sql fix for the postgres dialect is needed (e.g. join on
+    // coalesce'd keys plus an IS NULL flag).
+    ("039_two_metrics_one_anchor.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("040_two_anchors_by_country.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("041_revenue_and_campaign_cost_by_month.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("042_cancellation_rate_by_country.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("043_revenue_per_order_by_quarter.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("044_median_p90_gifts_by_status.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+    ("045_average_item_price_by_category.yaml", "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions"),
+];
+
+fn limits() -> Limits {
+    Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
+}
+
+/// The demo project with its entity bindings moved from `main` to `schema`.
+pub fn demo_project_in(schema: &str, dir: &std::path::Path) -> Project {
+    let _ = std::fs::remove_dir_all(dir);
+    schemabrain::demo::materialize(dir).expect("materialize");
+    for file in entries(&dir.join("entities"), ".yaml") {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("single_table: main."), "{}", file.display());
+        std::fs::write(&file, text.replace("single_table: main.", &format!("single_table: {schema}."))).unwrap();
+    }
+    Project::open_declared(dir).unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn postgres_answers_every_oracle_request_as_duckdb_does() {
+    let Some(schema) = PgSchema::create("cross") else { return };
+    let duck = demo_engine();
+    let started = Instant::now();
+    let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+    let report = engine::export::export(&duck, "main", &target).expect("export to Postgres");
+    let took = started.elapsed();
+    eprintln!("exported the demo warehouse to Postgres in {took:?}");
+    assert!(took < Duration::from_secs(60), "export took {took:?}");
+    let loaded: std::collections::BTreeMap<String, u64> = report.tables.iter().cloned().collect();
+    assert_eq!(loaded[&format!("{}.orders", schema.name)], 120_000);
+    assert_eq!(report.tables.len(), 8);
+
+    let pg = PostgresEngine::connect(&schema.url).expect("connects");
+    let catalog = pg.introspect().expect("introspects");
+    let orders = &catalog.tables[&format!("{}.orders", schema.name)];
+    assert_eq!(orders.primary_key, ["id"]);
+    assert_eq!(orders.row_count, Some(120_000), "ANALYZE after the load gives the estimate");
+    assert_eq!(orders.comment.as_deref(), Some("One row per order placed by a customer."));
+    let fks: Vec<(&str, &str)> = orders.foreign_keys.iter().map(|f| (f.columns[0].as_str(), f.ref_table.as_str())).collect();
+    assert!(fks.contains(&("customer_id", "customers")) && fks.contains(&("shipping_address_id", "addresses")), "{fks:?}");
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    let project = demo_project_in(&schema.name, &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the export disagrees with the model:\n{d}"));
+
+    let compared = agree_with_duckdb("Postgres", &project, &pg, "postgres", KNOWN_ON_POSTGRES);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 38, "only {compared} cases compared");
+}
+
+/// Answers every oracle request on `engine` (in `dialect`) and on DuckDB and
+/// fails on any disagreement; `known` cases must fail with their message.
+/// Returns how many cases were compared.
+fn agree_with_duckdb(label: &str, project: &Project, engine: &dyn Engine, dialect: &str, known: &[(&str, &str)]) -> usize {
+    let duck = demo_engine();
+    let duck_project = demo_project_with_catalog();
+    let cases = entries(&repo("tests/oracle"), ".yaml");
+    assert!(cases.len() >= 14, "only {} oracle cases", cases.len());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let spec = yaml_file_as_json(case);
+        let mut request = spec["request"].clone();
+        request["dialect"] = dialect.into();
+        let ours = tools::call(project, "get_metric", &request, Execution::Run { engine, limits: limits() });
+        let on_duck = tools::call(duck_project, "get_metric", &spec["request"], Execution::Run { engine: &duck, limits: limits() });
+        if let Some((_, why)) = known.iter().find(|(case, _)| *case == name) {
+            let message = ours.tool_error().map(|e| e.message().to_string()).unwrap_or_default();
+            if ours.status() == Status::Error && message.contains(why) {
+                eprintln!("KNOWN on {label}, not compared: {name}: {why}");
+            } else {
+                failures.push(format!("{name} is listed as known on {label} but now answers {:?} ({message}): take it off the list", ours.status()));
+            }
+            continue;
+        }
+        if ours.status() != on_duck.status() || ours.status() != Status::Success {
+            failures.push(format!("{name}: {label} {:?}, DuckDB {:?}: {}", ours.status(), on_duck.status(), serde_json::to_string(&ours).unwrap()));
+            continue;
+        }
+        let rows = |env: &schemabrain::envelope::Envelope| -> Vec<Vec<Json>> { serde_json::from_value(env.data().unwrap()["rows"].clone()).unwrap() };
+        let (mine, theirs) = (rows(&ours), rows(&on_duck));
+        assert!(!theirs.is_empty(), "{name}: no rows on DuckDB, so the comparison proves nothing");
+        compared += 1;
+        let ordered = spec["ordered"].as_bool().unwrap_or(false);
+        let equal = if ordered { same_rows(&mine, &theirs) } else { same_rows(&sorted(mine.clone()), &sorted(theirs.clone())) };
+        if !equal {
+            failures.push(format!(
+                "{name}: {} rows on {label}, {} on DuckDB; first rows\n  {label}: {:?}\n  DuckDB: {:?}\n  sql: {}",
+                mine.len(),
+                theirs.len(),
+                sorted(mine).iter().take(3).collect::<Vec<_>>(),
+                sorted(theirs).iter().take(3).collect::<Vec<_>>(),
+                ours.data().unwrap()["sql"].as_str().unwrap()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} oracle cases disagree between {label} and DuckDB:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    compared
+}
+
+/// The same corpus on MySQL/MariaDB. It runs once the `mysql` dialect is on
+/// the branch (it is being written beside this work); until then it says so
+/// and checks only that the export loads and introspects.
+#[test]
+fn mariadb_answers_every_oracle_request_as_duckdb_does() {
+    let Some(db) = crate::engines_servers::MyDatabase::create("cross") else { return };
+    let target = engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
+    engine::export::export(&demo_engine(), "main", &target).expect("export to MySQL/MariaDB");
+    let my = schemabrain::engine::MySqlEngine::connect(&db.url).expect("connects");
+    let catalog = my.introspect().expect("introspects");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&db.name);
+    let project = demo_project_in(&db.name, &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the export disagrees with the model:\n{d}"));
+    if schemabrain::sql::Dialect::from_name("mysql").is_err() {
+        eprintln!("\n*** NOT COMPARED: no `mysql` dialect on this branch yet; the MariaDB corpus agreement runs once it lands ***\n");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let compared = agree_with_duckdb("MariaDB", &project, &my, "mysql", &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 38, "only {compared} cases compared");
+}
+
+#[test]
+fn the_demo_exports_to_parquet_that_reads_back_the_same() {
+    use duckdb::arrow::array::{Array, Decimal128Array, RecordBatchReader};
+    use duckdb::arrow::datatypes::DataType;
+
+    let duck = demo_engine();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("parquet"));
+    let target = engine::export::Target::parse(&format!("parquet:{}", dir.display()), None).unwrap();
+    let report = engine::export::export(&duck, "main", &target).expect("export");
+    assert_eq!(report.tables.len(), 8);
+    let original = duck
+        .execute(&schemabrain::sql::CompiledSql { sql: "SELECT count(*), CAST(sum(amount) * 100 AS BIGINT) FROM main.orders".into(), params: vec![], dialect: "duckdb" }, limits())
+        .unwrap()
+        .rows;
+    // Read back with the parquet crate: names, types, row count and every amount.
+    let file = std::fs::File::open(dir.join("orders.parquet")).expect("orders.parquet written");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let schema = reader.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "customer_id", "store_id", "billing_address_id", "shipping_address_id", "status", "ordered_at", "amount", "discount", "is_gift"]);
+    assert_eq!(schema.field_with_name("amount").unwrap().data_type(), &DataType::Decimal128(12, 2));
+    assert_eq!(schema.field_with_name("is_gift").unwrap().data_type(), &DataType::Boolean);
+    assert!(matches!(schema.field_with_name("ordered_at").unwrap().data_type(), DataType::Timestamp(_, None)));
+    let (mut rows, mut cents, mut null_stores) = (0i64, 0i128, 0usize);
+    for batch in reader {
+        let batch = batch.unwrap();
+        rows += batch.num_rows() as i64;
+        let amount = batch.column_by_name("amount").unwrap().as_any().downcast_ref::<Decimal128Array>().unwrap();
+        cents += amount.iter().map(|v| v.unwrap()).sum::<i128>();
+        null_stores += batch.column_by_name("store_id").unwrap().null_count();
+    }
+    assert_eq!(serde_json::json!([rows, cents as i64]), serde_json::json!(original[0]));
+    assert!(null_stores > 0, "NULLs survive the export");
+    assert_eq!(report.tables.iter().find(|(f, _)| f.ends_with("orders.parquet")).map(|(_, n)| *n), Some(120_000));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_exports_the_demo_to_postgres_and_queries_it_there() {
+    use std::process::Command;
+    let Some(schema) = PgSchema::create("cli") else { return };
+    let bin = env!("CARGO_BIN_EXE_schemabrain");
+    // The directory of the test warehouse: `export --project` prepares the
+    // demo project there (files only; the warehouse is already built).
+    let warehouse_dir = crate::common::demo_warehouse().parent().unwrap().to_path_buf();
+    let out = Command::new(bin)
+        .args(["export", "--to", &schema.url, "--schema", &schema.name, "--project", &warehouse_dir.display().to_string()])
+        .output()
+        .expect("binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("{}.orders: 120000 rows", schema.name)), "{stdout}");
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-cli", schema.name));
+    demo_project_in(&schema.name, &dir);
+    let out = Command::new(bin)
+        .args(["query", "order_count", "--project", &dir.display().to_string(), "--source", &schema.url, "--dialect", "postgres", "--group-by", "order.status", "--json"])
+        .output()
+        .expect("binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let env: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = env["data"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert_eq!(rows.iter().map(|r| r[1].as_i64().unwrap()).sum::<i64>(), 120_000);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let out = Command::new(bin).args(["export", "--to", "ftp://nowhere"]).output().expect("binary runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("targets are parquet:DIR"), "{}", String::from_utf8_lossy(&out.stderr));
+}
