@@ -5,7 +5,7 @@
 WITH `sb_m0` AS (
   SELECT
     `order`.`status` AS `sb_k0`,
-    median(`order`.`amount`) AS `sb_v`
+    median(CAST(`order`.`amount` AS DOUBLE)) AS `sb_v`
   FROM
     `main`.`orders` AS `order`
   GROUP BY

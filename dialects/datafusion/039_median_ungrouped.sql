@@ -3,7 +3,7 @@
 -- status: success
 -- The median of all orders.
 SELECT
-  median("order"."amount") AS "median_order_value"
+  median(CAST("order"."amount" AS DOUBLE PRECISION)) AS "median_order_value"
 FROM
   "main"."orders" AS "order" LIMIT 1000
 -- params: []

@@ -5,7 +5,7 @@
 WITH "sb_m0" AS (
   SELECT
     "order"."status" AS "sb_k0",
-    median("order"."amount") AS "sb_v"
+    median(CAST("order"."amount" AS DOUBLE PRECISION)) AS "sb_v"
   FROM
     "main"."orders" AS "order"
   GROUP BY
@@ -13,7 +13,7 @@ WITH "sb_m0" AS (
 ), "sb_m1" AS (
   SELECT
     "order"."status" AS "sb_k0",
-    quantile_cont("order"."amount", 0.9) AS "sb_v"
+    quantile_cont(CAST("order"."amount" AS DOUBLE PRECISION), 0.9) AS "sb_v"
   FROM
     "main"."orders" AS "order"
   GROUP BY

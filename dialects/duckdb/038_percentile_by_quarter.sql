@@ -4,7 +4,7 @@
 -- A continuous percentile, exact only in some engines (the rest answer why).
 SELECT
   date_trunc('quarter', "order"."ordered_at") AS "order.ordered_at__quarter",
-  quantile_cont("order"."amount", 0.9) AS "p90_order_value"
+  quantile_cont(CAST("order"."amount" AS DOUBLE PRECISION), 0.9) AS "p90_order_value"
 FROM
   "main"."orders" AS "order"
 GROUP BY

@@ -10,5 +10,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  `order`.`status` ORDER BY `order.status` IS NULL ASC, `order.status` ASC LIMIT 1000
+  `order`.`status` ORDER BY `order`.`status` IS NULL ASC, `order.status` ASC LIMIT 1000
 -- params: ["cancelled"]

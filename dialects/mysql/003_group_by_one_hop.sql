@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  `customer`.`country` ORDER BY `customer.country` IS NULL ASC, `customer.country` ASC LIMIT 1000
+  `customer`.`country` ORDER BY `customer`.`country` IS NULL ASC, `customer.country` ASC LIMIT 1000
 -- params: ["cancelled"]

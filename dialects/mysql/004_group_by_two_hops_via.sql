@@ -12,5 +12,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  `region`.`name` ORDER BY `region.name` IS NULL ASC, `region.name` ASC LIMIT 1000
+  `region`.`name` ORDER BY `region`.`name` IS NULL ASC, `region.name` ASC LIMIT 1000
 -- params: ["cancelled"]

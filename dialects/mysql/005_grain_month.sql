@@ -10,5 +10,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) ORDER BY `order.ordered_at__month` IS NULL ASC, `order.ordered_at__month` ASC LIMIT 1000
+  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) ORDER BY CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) IS NULL ASC, `order.ordered_at__month` ASC LIMIT 1000
 -- params: ["cancelled"]

@@ -9,5 +9,5 @@ SELECT
 FROM
   `main`.`orders` AS `order`
 GROUP BY
-  CAST(DATE(`order`.`ordered_at`) - INTERVAL WEEKDAY(`order`.`ordered_at`) DAY AS DATETIME), `order`.`status` ORDER BY `order.ordered_at__week` IS NULL ASC, `order.ordered_at__week` ASC, `order.status` IS NULL ASC, `order.status` ASC LIMIT 1000
+  CAST(DATE(`order`.`ordered_at`) - INTERVAL WEEKDAY(`order`.`ordered_at`) DAY AS DATETIME), `order`.`status` ORDER BY CAST(DATE(`order`.`ordered_at`) - INTERVAL WEEKDAY(`order`.`ordered_at`) DAY AS DATETIME) IS NULL ASC, `order.ordered_at__week` ASC, `order`.`status` IS NULL ASC, `order.status` ASC LIMIT 1000
 -- params: []

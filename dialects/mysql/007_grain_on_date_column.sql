@@ -8,5 +8,5 @@ SELECT
 FROM
   `main`.`customers` AS `customer`
 GROUP BY
-  CAST(CAST(MAKEDATE(YEAR(`customer`.`signup_date`), 1) AS DATETIME) AS DATE) ORDER BY `customer.signup_date__year` IS NULL ASC, `customer.signup_date__year` ASC LIMIT 1000
+  CAST(CAST(MAKEDATE(YEAR(`customer`.`signup_date`), 1) AS DATETIME) AS DATE) ORDER BY CAST(CAST(MAKEDATE(YEAR(`customer`.`signup_date`), 1) AS DATETIME) AS DATE) IS NULL ASC, `customer.signup_date__year` ASC LIMIT 1000
 -- params: []

@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?) AND `customer`.`country` = ?
 GROUP BY
-  `customer`.`segment` ORDER BY `customer.segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
+  `customer`.`segment` ORDER BY `customer`.`segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
 -- params: ["cancelled","DE"]

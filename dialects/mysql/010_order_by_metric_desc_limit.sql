@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  `customer`.`country` ORDER BY `revenue` IS NULL ASC, `revenue` DESC, `customer.country` IS NULL ASC, `customer.country` ASC LIMIT 10
+  `customer`.`country` ORDER BY sum(`order`.`amount`) IS NULL ASC, `revenue` DESC, `customer`.`country` IS NULL ASC, `customer.country` ASC LIMIT 10
 -- params: ["cancelled"]

@@ -9,5 +9,5 @@ FROM
   `main`.`order_items` AS `order_item`
   LEFT JOIN `main`.`products` AS `product` ON `order_item`.`product_id` = `product`.`id`
 GROUP BY
-  `product`.`category` ORDER BY `product.category` IS NULL ASC, `product.category` ASC LIMIT 1000
+  `product`.`category` ORDER BY `product`.`category` IS NULL ASC, `product.category` ASC LIMIT 1000
 -- params: []

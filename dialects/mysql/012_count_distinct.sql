@@ -8,5 +8,5 @@ SELECT
 FROM
   `main`.`customers` AS `customer`
 GROUP BY
-  `customer`.`segment` ORDER BY `customer.segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
+  `customer`.`segment` ORDER BY `customer`.`segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
 -- params: []

@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  `address`.`city` ORDER BY `address.city` IS NULL ASC, `address.city` ASC LIMIT 1000
+  `address`.`city` ORDER BY `address`.`city` IS NULL ASC, `address.city` ASC LIMIT 1000
 -- params: ["cancelled"]

@@ -17,5 +17,5 @@ FROM
       LEFT JOIN `main`.`products` AS `product` ON `order_item`.`product_id` = `product`.`id`
   ) AS `sb_rows`
 GROUP BY
-  `sb_rows`.`sb_k0` ORDER BY `product.category` IS NULL ASC, `product.category` ASC LIMIT 1000
+  `sb_rows`.`sb_k0` ORDER BY `sb_rows`.`sb_k0` IS NULL ASC, `product.category` ASC LIMIT 1000
 -- params: []

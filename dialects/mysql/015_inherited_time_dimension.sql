@@ -9,5 +9,5 @@ FROM
   `main`.`order_items` AS `order_item`
   LEFT JOIN `main`.`orders` AS `order` ON `order_item`.`order_id` = `order`.`id`
 GROUP BY
-  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) ORDER BY `order.ordered_at__month` IS NULL ASC, `order.ordered_at__month` ASC LIMIT 1000
+  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) ORDER BY CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) IS NULL ASC, `order.ordered_at__month` ASC LIMIT 1000
 -- params: []

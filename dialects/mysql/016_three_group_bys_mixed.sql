@@ -14,5 +14,5 @@ FROM
 WHERE
   `order`.`status` <> ?
 GROUP BY
-  `product`.`category`, `order`.`status`, `product`.`brand` ORDER BY `product.category` IS NULL ASC, `product.category` ASC, `order.status` IS NULL ASC, `order.status` ASC, `product.brand` IS NULL ASC, `product.brand` ASC LIMIT 1000
+  `product`.`category`, `order`.`status`, `product`.`brand` ORDER BY `product`.`category` IS NULL ASC, `product.category` ASC, `order`.`status` IS NULL ASC, `order.status` ASC, `product`.`brand` IS NULL ASC, `product.brand` ASC LIMIT 1000
 -- params: ["cancelled"]

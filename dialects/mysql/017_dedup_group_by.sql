@@ -8,5 +8,5 @@ SELECT
 FROM
   `main`.`orders` AS `order`
 GROUP BY
-  `order`.`status` ORDER BY `order.status` IS NULL ASC, `order.status` ASC LIMIT 1000
+  `order`.`status` ORDER BY `order`.`status` IS NULL ASC, `order.status` ASC LIMIT 1000
 -- params: []

@@ -10,5 +10,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME) ORDER BY `order.ordered_at__quarter` IS NULL ASC, `order.ordered_at__quarter` DESC LIMIT 4
+  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME) ORDER BY CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME) IS NULL ASC, `order.ordered_at__quarter` DESC LIMIT 4
 -- params: ["cancelled"]

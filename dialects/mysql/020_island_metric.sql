@@ -9,5 +9,5 @@ SELECT
 FROM
   `main`.`campaign_spend` AS `campaign_spend`
 GROUP BY
-  CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE), `campaign_spend`.`channel` ORDER BY `campaign_spend.spent_on__month` IS NULL ASC, `campaign_spend.spent_on__month` ASC, `campaign_spend.channel` IS NULL ASC, `campaign_spend.channel` ASC LIMIT 1000
+  CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE), `campaign_spend`.`channel` ORDER BY CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE) IS NULL ASC, `campaign_spend.spent_on__month` ASC, `campaign_spend`.`channel` IS NULL ASC, `campaign_spend.channel` ASC LIMIT 1000
 -- params: []

@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?) AND EXISTS (SELECT 1 FROM `main`.`order_items` AS `order_item__s1` JOIN `main`.`products` AS `product__s1` ON `order_item__s1`.`product_id` = `product__s1`.`id` WHERE `order`.`id` = `order_item__s1`.`order_id` AND `product__s1`.`category` = ? AND `order_item__s1`.`quantity` >= ?)
 GROUP BY
-  `customer`.`country` ORDER BY `customer.country` IS NULL ASC, `customer.country` ASC LIMIT 1000
+  `customer`.`country` ORDER BY `customer`.`country` IS NULL ASC, `customer.country` ASC LIMIT 1000
 -- params: ["cancelled","home",2]

@@ -39,5 +39,5 @@ FROM
       `sb_m1`
   ) AS `sb_keys`
   LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0`
-  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY `customer.segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY `sb_keys`.`sb_k0` IS NULL ASC, `customer.segment` ASC LIMIT 1000
 -- params: ["cancelled"]

@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME), `order`.`status` ORDER BY `order.ordered_at__year` IS NULL ASC, `order.ordered_at__year` ASC, `order.status` IS NULL ASC, `order.status` ASC LIMIT 1000
+  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME), `order`.`status` ORDER BY CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME) IS NULL ASC, `order.ordered_at__year` ASC, `order`.`status` IS NULL ASC, `order.status` ASC LIMIT 1000
 -- params: ["cancelled"]

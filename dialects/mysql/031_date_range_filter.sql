@@ -10,5 +10,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?) AND `order`.`ordered_at` >= CAST(? AS DATETIME) AND `order`.`ordered_at` < CAST(? AS DATETIME)
 GROUP BY
-  CAST(DATE(`order`.`ordered_at`) AS DATETIME) ORDER BY `order.ordered_at__day` IS NULL ASC, `order.ordered_at__day` ASC LIMIT 1000
+  CAST(DATE(`order`.`ordered_at`) AS DATETIME) ORDER BY CAST(DATE(`order`.`ordered_at`) AS DATETIME) IS NULL ASC, `order.ordered_at__day` ASC LIMIT 1000
 -- params: ["cancelled","2025-01-01 00:00:00","2025-02-01 00:00:00"]

@@ -11,5 +11,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?) AND `order`.`is_gift` = ?
 GROUP BY
-  `store`.`name` ORDER BY `store.name` IS NULL ASC, `store.name` ASC LIMIT 1000
+  `store`.`name` ORDER BY `store`.`name` IS NULL ASC, `store.name` ASC LIMIT 1000
 -- params: ["cancelled",true]

@@ -10,5 +10,5 @@ FROM
   `main`.`order_items` AS `order_item`
   LEFT JOIN `main`.`products` AS `product` ON `order_item`.`product_id` = `product`.`id`
 GROUP BY
-  `product`.`brand`, `product`.`category` ORDER BY `product.category` IS NULL ASC, `product.category` DESC, `product.brand` IS NULL ASC, `product.brand` ASC LIMIT 20
+  `product`.`brand`, `product`.`category` ORDER BY `product`.`category` IS NULL ASC, `product.category` DESC, `product`.`brand` IS NULL ASC, `product.brand` ASC LIMIT 20
 -- params: []

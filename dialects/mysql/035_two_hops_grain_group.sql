@@ -14,5 +14,5 @@ FROM
 WHERE
   `order`.`status` NOT IN (?)
 GROUP BY
-  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME), `region`.`name`, `customer`.`segment` ORDER BY `order.ordered_at__quarter` IS NULL ASC, `order.ordered_at__quarter` ASC, `region.name` IS NULL ASC, `region.name` ASC, `customer.segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
+  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME), `region`.`name`, `customer`.`segment` ORDER BY CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) + INTERVAL (QUARTER(`order`.`ordered_at`) - 1) QUARTER AS DATETIME) IS NULL ASC, `order.ordered_at__quarter` ASC, `region`.`name` IS NULL ASC, `region.name` ASC, `customer`.`segment` IS NULL ASC, `customer.segment` ASC LIMIT 1000
 -- params: ["cancelled"]

@@ -40,5 +40,5 @@ FROM
       `sb_m1`
   ) AS `sb_keys`
   LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0`
-  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY `cancellation_rate` IS NULL ASC, `cancellation_rate` DESC, `customer.country` IS NULL ASC, `customer.country` ASC LIMIT 10
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY (CAST(`sb_m0`.`sb_v` AS DOUBLE) / nullif(`sb_m1`.`sb_v`, 0)) IS NULL ASC, `cancellation_rate` DESC, `sb_keys`.`sb_k0` IS NULL ASC, `customer.country` ASC LIMIT 10
 -- params: ["cancelled"]

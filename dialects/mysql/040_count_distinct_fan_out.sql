@@ -18,5 +18,5 @@ FROM
       EXISTS (SELECT 1 FROM `main`.`orders` AS `order__s1` WHERE `customer`.`id` = `order__s1`.`customer_id` AND `order__s1`.`ordered_at` >= CAST(? AS DATETIME))
   ) AS `sb_rows`
 GROUP BY
-  `sb_rows`.`sb_k0` ORDER BY `order.status` IS NULL ASC, `order.status` ASC LIMIT 1000
+  `sb_rows`.`sb_k0` ORDER BY `sb_rows`.`sb_k0` IS NULL ASC, `order.status` ASC LIMIT 1000
 -- params: ["2025-01-01 00:00:00"]

@@ -10,5 +10,5 @@ FROM
 WHERE
   `campaign_spend`.`spent_on` >= CAST(? AS DATE)
 GROUP BY
-  CAST(CAST(DATE(`campaign_spend`.`spent_on`) - INTERVAL WEEKDAY(`campaign_spend`.`spent_on`) DAY AS DATETIME) AS DATE) ORDER BY `campaign_spend.spent_on__week` IS NULL ASC, `campaign_spend.spent_on__week` ASC LIMIT 1000
+  CAST(CAST(DATE(`campaign_spend`.`spent_on`) - INTERVAL WEEKDAY(`campaign_spend`.`spent_on`) DAY AS DATETIME) AS DATE) ORDER BY CAST(CAST(DATE(`campaign_spend`.`spent_on`) - INTERVAL WEEKDAY(`campaign_spend`.`spent_on`) DAY AS DATETIME) AS DATE) IS NULL ASC, `campaign_spend.spent_on__week` ASC LIMIT 1000
 -- params: ["2025-06-01"]

@@ -304,7 +304,11 @@ impl Emitter {
             Aggregation::Avg => plain("avg", operand),
             Aggregation::Min => plain("min", operand),
             Aggregation::Max => plain("max", operand),
-            Aggregation::Median if self.dialect.median == Median::Function => plain("median", operand),
+            // Interpolating between two DECIMALs must not round to their scale
+            // (DuckDB would): percentiles are computed on DOUBLE PRECISION.
+            Aggregation::Median if self.dialect.median == Median::Function => {
+                plain("median", build::cast(operand, build::named_type(self.dialect.double_type)))
+            }
             Aggregation::Median => self.percentile(operand, "0.5", "median")?,
             Aggregation::Percentile => {
                 let p = plan.measure.percentile.expect("the loader requires a percentile").to_string();
@@ -323,7 +327,11 @@ impl Emitter {
 
     fn percentile(&self, operand: Expr, fraction: &str, feature: &str) -> Result<Expr, Unsupported> {
         Ok(match self.dialect.percentile {
-            Percentile::QuantileCont => build::function("quantile_cont", vec![operand, build::number(fraction)], false),
+            Percentile::QuantileCont => build::function(
+                "quantile_cont",
+                vec![build::cast(operand, build::named_type(self.dialect.double_type)), build::number(fraction)],
+                false,
+            ),
             Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
             Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
             Percentile::Unsupported => {
@@ -407,12 +415,13 @@ impl Emitter {
             let alias = Expr::Identifier(build::ident(q, name));
             match self.dialect.nulls_last {
                 NullsLast::Explicit => out.push(build::order_key(alias, k.descending, Some(true))),
+                // MySQL and SQL Server accept an alias alone in ORDER BY, not
+                // inside an expression (MySQL refuses a reference to an
+                // aggregate's alias there): the NULL test reads the expression itself.
                 NullsLast::IsNullKey => {
-                    out.push(build::order_key(Expr::IsNull(Box::new(alias.clone())), false, None));
+                    out.push(build::order_key(Expr::IsNull(Box::new(expr.clone())), false, None));
                     out.push(build::order_key(alias, k.descending, None));
                 }
-                // SQL Server accepts an alias alone in ORDER BY, not inside an
-                // expression: the NULL test reads the expression itself.
                 NullsLast::CaseKey => {
                     out.push(build::order_key(
                         build::case_when_else(Expr::IsNull(Box::new(expr.clone())), build::number("1"), build::number("0")),

@@ -96,7 +96,8 @@ fn result_columns_are_named_typed_and_in_role_order() {
 fn row_cap_truncates_and_says_so() {
     let project = demo_project_with_catalog();
     let engine = demo_engine();
-    let args = serde_json::json!({"name": "order_count", "time_grain": "day"});
+    // The limit (2000) keeps every day; only the engine's row cap cuts.
+    let args = serde_json::json!({"name": "order_count", "time_grain": "day", "limit": 2000});
     let mut l = limits();
     l.max_rows = 7;
     let env = tools::call(project, "get_metric", &args, Execution::Run { engine: &engine, limits: l });
