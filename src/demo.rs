@@ -38,13 +38,19 @@ pub const PROJECT_FILES: &[(&str, &str)] = &[
     ("joins/order_shipping_address.yaml", include_str!("../semantics/demo/joins/order_shipping_address.yaml")),
     ("joins/order_store.yaml", include_str!("../semantics/demo/joins/order_store.yaml")),
     ("joins/store_region.yaml", include_str!("../semantics/demo/joins/store_region.yaml")),
+    ("metrics/average_item_price.yaml", include_str!("../semantics/demo/metrics/average_item_price.yaml")),
     ("metrics/avg_order_value.yaml", include_str!("../semantics/demo/metrics/avg_order_value.yaml")),
     ("metrics/campaign_cost.yaml", include_str!("../semantics/demo/metrics/campaign_cost.yaml")),
+    ("metrics/cancellation_rate.yaml", include_str!("../semantics/demo/metrics/cancellation_rate.yaml")),
     ("metrics/customer_count.yaml", include_str!("../semantics/demo/metrics/customer_count.yaml")),
+    ("metrics/gift_orders.yaml", include_str!("../semantics/demo/metrics/gift_orders.yaml")),
     ("metrics/item_revenue.yaml", include_str!("../semantics/demo/metrics/item_revenue.yaml")),
     ("metrics/largest_order.yaml", include_str!("../semantics/demo/metrics/largest_order.yaml")),
+    ("metrics/median_order_value.yaml", include_str!("../semantics/demo/metrics/median_order_value.yaml")),
     ("metrics/order_count.yaml", include_str!("../semantics/demo/metrics/order_count.yaml")),
+    ("metrics/p90_order_value.yaml", include_str!("../semantics/demo/metrics/p90_order_value.yaml")),
     ("metrics/revenue.yaml", include_str!("../semantics/demo/metrics/revenue.yaml")),
+    ("metrics/revenue_per_order.yaml", include_str!("../semantics/demo/metrics/revenue_per_order.yaml")),
     ("metrics/units_sold.yaml", include_str!("../semantics/demo/metrics/units_sold.yaml")),
     ("pii_policy.yaml", include_str!("../semantics/demo/pii_policy.yaml")),
     ("schemabrain.yaml", include_str!("../semantics/demo/schemabrain.yaml")),
@@ -64,12 +70,29 @@ pub fn materialize(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Builds `dir/warehouse.duckdb` unless it exists. Returns whether it built.
+/// Builds `dir/warehouse.duckdb` unless it exists and was built by this
+/// generator (a fingerprint file beside it says which). Returns whether it built.
 pub fn ensure_warehouse(dir: &Path) -> Result<bool, EngineError> {
     let path = dir.join(WAREHOUSE_FILE);
-    if path.is_file() {
+    let stamp = dir.join(".schemabrain/warehouse.fingerprint");
+    let fingerprint = generator_fingerprint();
+    if path.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == fingerprint) {
         return Ok(false);
     }
+    let _ = std::fs::remove_file(&path);
     DuckDbEngine::create_database(&path, WAREHOUSE_SQL)?;
+    let written = stamp.parent().map(std::fs::create_dir_all).transpose().and_then(|_| std::fs::write(&stamp, &fingerprint));
+    if let Err(e) = written {
+        tracing::warn!("could not record the warehouse fingerprint: {e}");
+    }
     Ok(true)
+}
+
+/// FNV-1a of the generator: stable across builds and platforms.
+pub fn generator_fingerprint() -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in WAREHOUSE_SQL.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
 }

@@ -17,6 +17,8 @@
 //!   **Architecture invariant:** a leaf; knows nothing of catalogs, SQL or engines.
 //! - `envelope`: the charter v1.2 wire contract. **Invariant:** a leaf.
 //! - `catalog`: physical tables and the on-disk snapshot. **Invariant:** never connects.
+//! - `pii`: taxonomy, name classifier, policy, refusal checks. **Invariant:** names
+//!   only the categories that caused a refusal.
 //! - `ir`: requests resolved into typed queries. **Invariant:** no joins, no SQL.
 //! - `plan`: join graph, paths, fan-out, grains. **Invariant:** pure; `dry_run`
 //!   needs no engine.
@@ -39,7 +41,91 @@ pub mod envelope;
 pub mod ir;
 pub mod mcp;
 pub mod model;
+pub mod pii;
 pub mod plan;
 pub mod project;
 pub mod sql;
 pub mod tools;
+
+use crate::ir::{Issue, MetricRequest, OutputMetric};
+use crate::model::SemanticModel;
+use crate::plan::QueryPlan;
+use crate::sql::{CompiledSql, Dialect};
+
+/// A request planned: one `QueryPlan` per simple metric it needs, and the
+/// metrics it outputs as expressions over them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRequest {
+    pub plans: Vec<QueryPlan>,
+    pub outputs: Vec<OutputMetric>,
+}
+
+/// Resolves and plans a request against a model. Pure: no engine, no IO.
+///
+/// ```
+/// use schemabrain::ir::MetricRequest;
+/// use schemabrain::model::{load_project_from_files, FileKind};
+///
+/// let files = vec![
+///     (FileKind::Entity, "entities/order.yaml".into(),
+///      "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\n".to_string()),
+///     (FileKind::Metric, "metrics/order_count.yaml".into(),
+///      "version: 1\nname: order_count\nentity: order\nmeasure: {agg: count, column: id}\n".to_string()),
+/// ];
+/// let (model, diagnostics) = load_project_from_files(&files);
+/// assert!(diagnostics.is_empty());
+/// let request = MetricRequest { names: vec!["order_count".into()], ..Default::default() };
+/// let planned = schemabrain::plan(&model, &request).unwrap();
+/// assert_eq!(planned.plans[0].anchor.alias, "order");
+/// assert!(planned.plans[0].joins.is_empty());
+/// ```
+pub fn plan(model: &SemanticModel, request: &MetricRequest) -> Result<PlannedRequest, Issue> {
+    let resolved = ir::resolve(model, request)?;
+    let plans = plan::plan_all(model, &resolved.components)?;
+    Ok(PlannedRequest { plans, outputs: resolved.outputs })
+}
+
+/// Why `compile` could not produce SQL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompileError {
+    /// The dialect name is not one of `Dialect::supported()`.
+    UnknownDialect(String),
+    /// The request is wrong for this model (the issue says how).
+    Request(Issue),
+    /// The dialect has no exact form of something the request needs.
+    Unsupported(sql::Unsupported),
+}
+
+/// Plans a request and renders its SQL for a dialect; values are bound
+/// parameters, never pasted into the text.
+///
+/// ```
+/// use schemabrain::ir::{FilterArg, FilterValue, MetricRequest};
+/// use schemabrain::model::{load_project_from_files, FileKind, Literal};
+///
+/// let files = vec![
+///     (FileKind::Entity, "entities/order.yaml".into(),
+///      "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\n".to_string()),
+///     (FileKind::Metric, "metrics/revenue.yaml".into(),
+///      "version: 1\nname: revenue\nentity: order\nmeasure: {agg: sum, column: amount}\n".to_string()),
+/// ];
+/// let (model, _) = load_project_from_files(&files);
+/// let request = MetricRequest {
+///     names: vec!["revenue".into()],
+///     group_by: vec!["order.status".into()],
+///     filters: vec![FilterArg {
+///         column: "order.status".into(),
+///         op: "ne".into(),
+///         value: FilterValue::Scalar(Literal::Text("cancelled".into())),
+///     }],
+///     ..Default::default()
+/// };
+/// let compiled = schemabrain::compile(&model, &request, "postgres").unwrap();
+/// assert!(compiled.sql.contains(r#""order"."status" <> $1"#));
+/// assert_eq!(compiled.params.len(), 1);
+/// ```
+pub fn compile(model: &SemanticModel, request: &MetricRequest, dialect: &str) -> Result<CompiledSql, CompileError> {
+    let dialect = Dialect::from_name(dialect).map_err(CompileError::UnknownDialect)?;
+    let planned = plan(model, request).map_err(CompileError::Request)?;
+    sql::emit_all(&planned.plans, &planned.outputs, dialect).map_err(CompileError::Unsupported)
+}

@@ -33,6 +33,17 @@ impl Project {
         Project::from_parts(dir, model, snapshot)
     }
 
+    /// Loads `dir` ignoring its catalog snapshot: for callers about to
+    /// introspect the live source, whose catalog supersedes the snapshot.
+    pub fn open_declared(dir: &Path) -> Result<Project, Diagnostics> {
+        let dir = resolve_project_dir(dir);
+        let (model, diags) = load_project(&dir);
+        if !diags.is_empty() {
+            return Err(diags);
+        }
+        Ok(Project { dir, model, catalog: None })
+    }
+
     /// Builds a project from a model already loaded, overlaying `catalog`.
     pub fn from_parts(dir: PathBuf, mut model: SemanticModel, catalog: Option<Catalog>) -> Result<Project, Diagnostics> {
         if let Some(c) = &catalog {

@@ -69,7 +69,8 @@ CREATE TABLE main.orders (
     status              VARCHAR NOT NULL,
     ordered_at          TIMESTAMP NOT NULL,
     amount              DECIMAL(12, 2) NOT NULL,
-    discount            DECIMAL(12, 2) NOT NULL
+    discount            DECIMAL(12, 2) NOT NULL,
+    is_gift             BOOLEAN NOT NULL
 );
 
 CREATE TABLE main.order_items (
@@ -340,7 +341,8 @@ SELECT
     status,
     ordered_at,
     CAST(round(subtotal - discount_raw, 2) AS DECIMAL(12, 2))             AS amount,
-    CAST(discount_raw AS DECIMAL(12, 2))                                  AS discount
+    CAST(discount_raw AS DECIMAL(12, 2))                                  AS discount,
+    hash(CAST(id AS BIGINT) * 104729 + 7) % 13 = 0                        AS is_gift
 FROM priced
 ORDER BY id;
 
@@ -392,6 +394,7 @@ COMMENT ON COLUMN main.customers.region_id IS 'Home region of the customer.';
 COMMENT ON TABLE main.orders IS 'One row per order placed by a customer.';
 COMMENT ON COLUMN main.orders.amount IS 'Order total after discount: sum of item quantity * unit_price minus discount.';
 COMMENT ON COLUMN main.orders.discount IS 'Discount granted on the whole order.';
+COMMENT ON COLUMN main.orders.is_gift IS 'Whether the order was sent as a gift.';
 COMMENT ON COLUMN main.orders.store_id IS 'Store that took the order; NULL for online orders.';
 COMMENT ON COLUMN main.orders.shipping_address_id IS 'Delivery address; NULL when nothing was shipped.';
 COMMENT ON TABLE main.order_items IS 'Order lines: one product, a quantity and a unit price.';

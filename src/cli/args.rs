@@ -24,17 +24,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print the SQL of a metric (a metric YAML file or a metric name) without any engine.
+    /// Print the SQL of metrics (metric YAML files or metric names) without any engine.
     Compile {
-        /// A metric file in SchemaBrain's grammar, or the name of a project metric.
-        metric: String,
+        /// Metric files in SchemaBrain's grammar, or names of project metrics; several are answered side by side.
+        #[arg(required = true)]
+        metrics: Vec<String>,
+        /// Also have DuckDB prepare the SQL against empty tables shaped like the model (no data, no warehouse).
+        #[arg(long)]
+        validate: bool,
         #[command(flatten)]
         request: RequestFlags,
     },
-    /// Compile a metric and run it against the project's source.
+    /// Compile metrics and run them against the project's source.
     Query {
-        /// The metric's name.
-        metric: String,
+        /// Metric names; several are answered side by side.
+        #[arg(required = true)]
+        metrics: Vec<String>,
         /// Source URL (duckdb:PATH, a .duckdb path, or `demo`); default: the project's.
         #[arg(long)]
         source: Option<String>,
@@ -104,9 +109,14 @@ pub struct RequestFlags {
 impl RequestFlags {
     /// The get_metric arguments these flags stand for. A filter or order
     /// that does not parse is an error message for the user.
-    pub fn to_args(&self, metric: &str) -> Result<GetMetricArgs, String> {
+    pub fn to_args(&self, metrics: &[String]) -> Result<GetMetricArgs, String> {
+        let (name, names) = match metrics {
+            [one] => (Some(one.clone()), Vec::new()),
+            many => (None, many.to_vec()),
+        };
         Ok(GetMetricArgs {
-            name: metric.to_string(),
+            name,
+            names,
             group_by: self.group_by.clone(),
             filters: self.filters.iter().map(|f| parse_filter(f)).collect::<Result<_, _>>()?,
             time_grain: self.grain.clone(),

@@ -8,6 +8,20 @@
 //! Architecture invariant: no planning or SQL here; everything a user sees
 //! is a `tools` answer printed.
 
+/// Writes a line to stdout. A closed pipe (`schemabrain … | head`) ends the
+/// output quietly instead of panicking, as a well-behaved CLI should.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = writeln!(stdout, $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 mod args;
 mod render;
 mod serve;
@@ -31,9 +45,9 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo { project, json } => demo(project, json),
-        Command::Compile { metric, request } => compile(&metric, &request),
-        Command::Query { metric, source, max_rows, timeout_ms, request } => {
-            query(&metric, source.as_deref(), max_rows, timeout_ms, &request)
+        Command::Compile { metrics, validate, request } => compile(&metrics, validate, &request),
+        Command::Query { metrics, source, max_rows, timeout_ms, request } => {
+            query(&metrics, source.as_deref(), max_rows, timeout_ms, &request)
         }
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
         Command::Serve(args) => serve::serve(&args),
@@ -54,7 +68,7 @@ pub fn exit_code(env: &Envelope) -> u8 {
 
 fn print_envelope(env: &Envelope, json: bool, title: &str) -> ExitCode {
     if json {
-        println!("{}", serde_json::to_string_pretty(env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")));
+        out!("{}", serde_json::to_string_pretty(env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")));
     } else {
         render::envelope(env, title);
     }
@@ -65,7 +79,7 @@ fn print_envelope(env: &Envelope, json: bool, title: &str) -> ExitCode {
 fn project_failure(diags: &Diagnostics, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::new(FailureKind::InternalError, format!("the project does not load:\n{diags}"), Recovery::none()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("{diags}");
     }
@@ -75,41 +89,47 @@ fn project_failure(diags: &Diagnostics, json: bool) -> ExitCode {
 fn usage_failure(message: &str, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::new(FailureKind::MalformedName, message.to_string(), Recovery::none()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("error: {message}");
     }
     ExitCode::from(1)
 }
 
-fn compile(metric: &str, flags: &RequestFlags) -> ExitCode {
-    let file = Path::new(metric);
-    let (project, name) = if file.is_file() {
-        let (model, diags) = load_project_with_extra(&flags.project, file);
-        if !diags.is_empty() {
-            return project_failure(&diags, flags.json);
+fn compile(metrics: &[String], validate: bool, flags: &RequestFlags) -> ExitCode {
+    // Arguments that are files add their metric to the project; the rest are names.
+    let files: Vec<&Path> = metrics.iter().map(Path::new).filter(|p| p.is_file()).collect();
+    let (model, diags) = load_project_with_extra(&flags.project, &files);
+    if !diags.is_empty() {
+        return project_failure(&diags, flags.json);
+    }
+    let mut names = Vec::new();
+    for m in metrics {
+        let file = Path::new(m);
+        if !file.is_file() {
+            names.push(m.clone());
+            continue;
         }
-        let name = match model.metrics.values().find(|m| same_file(&m.defined_at.file, file)) {
-            Some(m) => m.name.clone(),
+        match model.metrics.values().find(|x| same_file(&x.defined_at.file, file)) {
+            Some(x) => names.push(x.name.clone()),
             None => return usage_failure(&format!("{} defines no metric", file.display()), flags.json),
-        };
-        let dir = crate::model::resolve_project_dir(&flags.project);
-        let snapshot = Catalog::load_snapshot(&dir).ok().flatten();
-        match Project::from_parts(dir, model, snapshot) {
-            Ok(p) => (p, name),
-            Err(d) => return project_failure(&d, flags.json),
         }
-    } else {
-        match Project::open(&flags.project) {
-            Ok(p) => (p, metric.to_string()),
-            Err(d) => return project_failure(&d, flags.json),
-        }
+    }
+    let dir = crate::model::resolve_project_dir(&flags.project);
+    let snapshot = match Catalog::load_snapshot(&dir) {
+        Ok(s) => s,
+        Err(msg) => return operational(&msg, flags.json),
     };
-    let args = match flags.to_args(&name) {
+    let project = match Project::from_parts(dir, model, snapshot) {
+        Ok(p) => p,
+        Err(d) => return project_failure(&d, flags.json),
+    };
+    let args = match flags.to_args(&names) {
         Ok(a) => GetMetricArgs { dry_run: true, ..a },
         Err(msg) => return usage_failure(&msg, flags.json),
     };
-    let env = tools::get_metric(&project, &args, Execution::DryRun);
+    let execution = if validate { Execution::Validate } else { Execution::DryRun };
+    let env = tools::get_metric(&project, &args, execution);
     if flags.json {
         return print_envelope(&env, true, "");
     }
@@ -124,7 +144,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms: Option<u64>, flags: &RequestFlags) -> ExitCode {
+fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, timeout_ms: Option<u64>, flags: &RequestFlags) -> ExitCode {
     let mut dir = flags.project.clone();
     if source == Some("demo") {
         match prepare_demo(None) {
@@ -132,7 +152,8 @@ fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms
             Err(msg) => return operational(&msg, flags.json),
         }
     }
-    let project = match Project::open(&dir) {
+    // The live catalog replaces the snapshot, so a stale snapshot is no obstacle.
+    let project = match Project::open_declared(&dir) {
         Ok(p) => p,
         Err(d) => return project_failure(&d, flags.json),
     };
@@ -148,7 +169,7 @@ fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms
         Ok(p) => p,
         Err(code) => return code(flags.json),
     };
-    let args = match flags.to_args(metric) {
+    let args = match flags.to_args(metrics) {
         Ok(a) => a,
         Err(msg) => return usage_failure(&msg, flags.json),
     };
@@ -158,7 +179,7 @@ fn query(metric: &str, source: Option<&str>, max_rows: Option<usize>, timeout_ms
         timeout: Duration::from_millis(timeout_ms.unwrap_or(settings.timeout_ms)),
     };
     let env = tools::get_metric(&project, &args, Execution::Run { engine: engine.as_ref(), limits });
-    print_envelope(&env, flags.json, metric)
+    print_envelope(&env, flags.json, &metrics.join(", "))
 }
 
 type Failure = Box<dyn Fn(bool) -> ExitCode>;
@@ -181,7 +202,7 @@ fn refresh_catalog(project: Project, engine: &dyn engine::Engine) -> Result<Proj
 fn operational(message: &str, json: bool) -> ExitCode {
     if json {
         let env = Envelope::error(ToolError::query_failed(message.to_string()));
-        println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
     } else {
         eprintln!("error: {message}");
     }
@@ -189,11 +210,24 @@ fn operational(message: &str, json: bool) -> ExitCode {
 }
 
 fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
-    let project = match Project::open(dir) {
+    let opened = if source.is_some() { Project::open_declared(dir) } else { Project::open(dir) };
+    let project = match opened {
         Ok(p) => p,
+        Err(d) if json => {
+            let problems: Vec<serde_json::Value> = d
+                .iter()
+                .map(|x| {
+                    serde_json::json!({"file": x.file.display().to_string(), "line": x.line, "key": x.key,
+                        "message": x.message, "allowed": x.allowed, "suggestions": x.suggestions})
+                })
+                .collect();
+            out!("{}", serde_json::json!({"ok": false, "problems": problems}));
+            return ExitCode::from(2);
+        }
         Err(d) => return project_failure(&d, json),
     };
-    if let Some(src) = source.map(|s| engine::resolve_source(s, Path::new("."))).or_else(|| project.source()) {
+    // Only an explicit --source is opened: `check` alone needs no database.
+    if let Some(src) = source.map(|s| engine::resolve_source(s, Path::new("."))) {
         let engine = match engine::open(&src) {
             Ok(e) => e,
             Err(e) => return operational(&e.to_string(), json),
@@ -208,12 +242,12 @@ fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
         project.dir.display(),
         m.entities.len(),
         m.joins.len(),
-        m.metrics.len()
+        m.metrics.len() + m.derived.len()
     );
     if json {
-        println!("{}", serde_json::json!({"ok": true, "summary": summary}));
+        out!("{}", serde_json::json!({"ok": true, "summary": summary}));
     } else {
-        println!("{summary}");
+        out!("{summary}");
     }
     ExitCode::SUCCESS
 }
@@ -272,9 +306,9 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
     let mut worst = 0u8;
     for (metric, f) in &tour {
         if !json {
-            println!("\n$ schemabrain query {metric} {}", describe_flags(f));
+            out!("\n$ schemabrain query {metric} {}", describe_flags(f));
         }
-        let code = query(metric, None, None, None, f);
+        let code = query(std::slice::from_ref(metric), None, None, None, f);
         // The ambiguous-path step is meant to fail; only operational failures count.
         if code == ExitCode::from(2) {
             worst = 2;

@@ -35,19 +35,19 @@ fn table(data: &Json) {
     }
     let line = |cells: &[String]| {
         let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        println!("  {}", parts.join("  "));
+        out!("  {}", parts.join("  "));
     };
     line(&names);
-    println!("  {}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    out!("  {}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
     for r in &rows {
         line(r);
     }
-    println!("  ({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" });
+    out!("  ({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" });
 }
 
 fn notes(data: &Json) {
     for n in data["notes"].as_array().into_iter().flatten() {
-        println!("  note: {}", n.as_str().unwrap_or_default());
+        out!("  note: {}", n.as_str().unwrap_or_default());
     }
 }
 
@@ -70,11 +70,11 @@ pub fn envelope(env: &Envelope, title: &str) {
         error(env);
         return;
     };
-    println!("{title} [{}{}]", env.status().as_str(), env.degradation_reason().map(|r| format!(": {}", r.as_str())).unwrap_or_default());
+    out!("{title} [{}{}]", env.status().as_str(), env.degradation_reason().map(|r| format!(": {}", r.as_str())).unwrap_or_default());
     table(data);
     notes(data);
     if let Some(sql) = data["sql"].as_str() {
-        println!("  sql:\n{}", indent(sql));
+        out!("  sql:\n{}", indent(sql));
     }
 }
 
@@ -85,13 +85,18 @@ pub fn compiled(env: &Envelope) {
         return;
     };
     if let Some(sql) = data["sql"].as_str() {
-        println!("{sql}");
+        out!("{sql}");
     }
     for (i, p) in data["params"].as_array().into_iter().flatten().enumerate() {
-        println!("-- ${} = {p}", i + 1);
+        out!("-- ${} = {p}", i + 1);
     }
     for n in data["notes"].as_array().into_iter().flatten() {
         eprintln!("note: {}", n.as_str().unwrap_or_default());
+    }
+    match data.get("validation") {
+        Some(v) if v["ok"] == true => eprintln!("validated: DuckDB prepares this SQL against the model's tables"),
+        Some(v) => eprintln!("not validated: {}", v["reason"].as_str().unwrap_or_default()),
+        None => {}
     }
 }
 

@@ -50,6 +50,15 @@ impl DuckDbEngine {
         std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
     }
 
+    /// An in-memory database built by a batch of SQL (tests, small fixtures).
+    pub fn in_memory(batch: &str) -> Result<Self, EngineError> {
+        let source = "duckdb::memory:".to_string();
+        let conn = Connection::open_in_memory()
+            .map_err(|e| EngineError::Connect { source_url: source.clone(), message: e.to_string() })?;
+        conn.execute_batch(batch).map_err(|e| EngineError::Query(e.to_string()))?;
+        Ok(DuckDbEngine { conn, source })
+    }
+
     /// An in-memory database holding empty tables shaped like the entities
     /// of `model` (their catalog or declared column types), for validating
     /// SQL without any data.

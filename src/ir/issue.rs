@@ -88,4 +88,15 @@ pub enum Issue {
     AmbiguousTimeDimension {
         candidates: Vec<String>,
     },
+    /// Several metrics asked for one grain, and some have no time dimension.
+    MetricsCannotAlign {
+        grain: Grain,
+        without_time: Vec<String>,
+    },
+    /// The plan touches PII the policy refuses; `message` says why without
+    /// naming more than `categories`.
+    PiiBlocked {
+        categories: Vec<String>,
+        message: String,
+    },
 }

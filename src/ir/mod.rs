@@ -27,7 +27,8 @@ pub const MAX_LIMIT: i64 = 10_000;
 /// `get_metric`'s arguments.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricRequest {
-    pub name: String,
+    /// One or more metric names; several are answered side by side.
+    pub names: Vec<String>,
     pub group_by: Vec<String>,
     pub filters: Vec<FilterArg>,
     pub time_grain: Option<String>,
@@ -59,8 +60,10 @@ pub struct OrderArg {
     pub direction: Option<String>,
 }
 
-/// A resolved request. Group-by columns keep request order (duplicates
-/// dropped); filters are the metric's own followed by the request's.
+/// A resolved request for one metric. Group-by columns keep request order
+/// (duplicates dropped); filters are the metric's own followed by the
+/// request's. A request for several metrics resolves to one `MetricQuery`
+/// each, sharing everything but the metric and its own filters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricQuery {
     pub metric: String,
@@ -85,12 +88,56 @@ pub struct Filter {
     pub from_metric: bool,
 }
 
+/// A request resolved: the simple-metric queries to run (components) and
+/// the metrics to output, each an expression over components.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedRequest {
+    pub components: Vec<MetricQuery>,
+    pub outputs: Vec<OutputMetric>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputMetric {
+    pub name: String,
+    pub expr: OutputExpr,
+}
+
+/// Arithmetic over component values. Division never fails: it is
+/// floating-point and NULL when the divisor is 0.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputExpr {
+    Component(usize),
+    Number(String),
+    Neg(Box<OutputExpr>),
+    Binary(crate::model::ArithOp, Box<OutputExpr>, Box<OutputExpr>),
+}
+
+impl OutputExpr {
+    /// Maps a derived metric's expression over input aliases to components.
+    pub fn from_measure(e: &crate::model::MeasureExpr, by_alias: &[(&str, usize)]) -> OutputExpr {
+        use crate::model::MeasureExpr as M;
+        match e {
+            M::Column(alias) => OutputExpr::Component(
+                by_alias.iter().find(|(a, _)| a == alias).map(|(_, i)| *i).expect("the loader checked every alias"),
+            ),
+            M::Number(n) => OutputExpr::Number(n.clone()),
+            M::Neg(inner) => OutputExpr::Neg(Box::new(OutputExpr::from_measure(inner, by_alias))),
+            M::Binary(op, l, r) => OutputExpr::Binary(
+                *op,
+                Box::new(OutputExpr::from_measure(l, by_alias)),
+                Box::new(OutputExpr::from_measure(r, by_alias)),
+            ),
+        }
+    }
+}
+
 /// An output column an ORDER BY can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputRef {
     Time,
     GroupBy(usize),
-    Metric,
+    /// The i-th output metric of the request.
+    Metric(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

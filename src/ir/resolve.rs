@@ -17,13 +17,29 @@ pub fn echo(s: &str) -> String {
     }
 }
 
-pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery, Issue> {
-    let Some(metric) = model.metric(&req.name) else {
-        return Err(Issue::UnknownMetric {
-            name: echo(&req.name),
-            fuzzy: close_matches(&req.name, model.metrics.keys().map(String::as_str)),
-        });
+/// Resolves a request into the simple-metric queries it needs (components)
+/// and the output metrics computed from them, in request order.
+pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
+    if req.names.is_empty() {
+        return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
+    }
+    // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
+    let mut requested: Vec<&str> = Vec::new();
+    for name in &req.names {
+        if model.metric(name).is_none() && !model.derived.contains_key(name) {
+            return Err(Issue::UnknownMetric { name: echo(name), fuzzy: close_matches(name, model.metric_names()) });
+        }
+        if !requested.contains(&name.as_str()) {
+            requested.push(name);
+        }
+    }
+    let simple_of = |name: &str| -> &crate::model::Metric {
+        match model.metric(name) {
+            Some(m) => m,
+            None => &model.metrics[&model.derived[name].inputs[0].metric],
+        }
     };
+    let metric = simple_of(requested[0]);
     let limit = match req.limit {
         None => model.settings.default_limit.min(MAX_LIMIT as u32),
         Some(n) if (MIN_LIMIT..=MAX_LIMIT).contains(&n) => n as u32,
@@ -62,15 +78,11 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery
             Some(c)
         }
     };
-    let mut filters: Vec<Filter> = Vec::new();
-    for f in &metric.filters {
-        let values = typed_values(model, &f.column, f.op, &f.values)?;
-        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
-    }
+    let mut request_filters: Vec<Filter> = Vec::new();
     for f in &req.filters {
-        filters.push(filter(model, f)?);
+        request_filters.push(filter(model, f)?);
     }
-    let order_by = order_keys(metric, &group_by, time_grain, &req.order_by)?;
+    let order_by = order_keys(&requested, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
         if model.join(v).is_none() {
             let available: Vec<String> = model.joins.keys().cloned().collect();
@@ -81,17 +93,52 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<MetricQuery
             });
         }
     }
-    Ok(MetricQuery {
-        metric: metric.name.clone(),
-        anchor: metric.entity.clone(),
-        group_by,
-        time_grain,
-        time_dimension,
-        filters,
-        order_by,
-        limit,
-        via: dedup(&req.via),
-    })
+    let via = dedup(&req.via);
+    let mut components: Vec<MetricQuery> = Vec::new();
+    // A component is a simple metric with its extra filters; equal ones are shared.
+    let mut component = |m: &crate::model::Metric, extra: &[crate::model::FilterSpec]| -> Result<usize, Issue> {
+        let mut filters: Vec<Filter> = Vec::new();
+        for f in m.filters.iter().chain(extra) {
+            let values = typed_values(model, &f.column, f.op, &f.values)?;
+            filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+        }
+        filters.extend(request_filters.iter().cloned());
+        let q = MetricQuery {
+            metric: m.name.clone(),
+            anchor: m.entity.clone(),
+            group_by: group_by.clone(),
+            time_grain,
+            time_dimension: time_dimension.clone(),
+            filters,
+            order_by: order_by.clone(),
+            limit,
+            via: via.clone(),
+        };
+        Ok(match components.iter().position(|c| *c == q) {
+            Some(i) => i,
+            None => {
+                components.push(q);
+                components.len() - 1
+            }
+        })
+    };
+    let mut outputs = Vec::new();
+    for name in requested {
+        let expr = match model.metric(name) {
+            Some(m) => OutputExpr::Component(component(m, &[])?),
+            None => {
+                let d = &model.derived[name];
+                let mut by_alias = Vec::new();
+                for input in &d.inputs {
+                    let i = component(&model.metrics[&input.metric], &input.filters)?;
+                    by_alias.push((input.alias.as_str(), i));
+                }
+                OutputExpr::from_measure(&d.expression, &by_alias)
+            }
+        };
+        outputs.push(OutputMetric { name: name.to_string(), expr });
+    }
+    Ok(ResolvedRequest { components, outputs })
 }
 
 fn dedup(v: &[String]) -> Vec<String> {
@@ -198,7 +245,7 @@ fn typed_values(
 }
 
 fn order_keys(
-    metric: &crate::model::Metric,
+    metrics: &[&str],
     group_by: &[ColumnRef],
     grain: Option<Grain>,
     args: &[OrderArg],
@@ -215,14 +262,14 @@ fn order_keys(
                 })
             }
         };
-        let target = if a.column == metric.name {
-            OutputRef::Metric
+        let target = if let Some(i) = metrics.iter().position(|m| *m == a.column) {
+            OutputRef::Metric(i)
         } else if let Some(i) = group_by.iter().position(|g| g.to_string() == a.column) {
             OutputRef::GroupBy(i)
         } else if grain.is_some_and(|g| is_time_name(&a.column, g)) {
             OutputRef::Time
         } else {
-            let mut allowed = vec![metric.name.clone()];
+            let mut allowed: Vec<String> = metrics.iter().map(|m| m.to_string()).collect();
             allowed.extend(group_by.iter().map(ToString::to_string));
             if let Some(g) = grain {
                 allowed.push(format!("metric_time__{}", g.as_str()));

@@ -39,6 +39,12 @@ impl MeasureExpr {
         let mut p = Parser { tokens: &tokens, pos: 0 };
         let expr = p.sum()?;
         if let Some(t) = p.tokens.get(p.pos) {
+            if t.text == "(" {
+                return Err(format!(
+                    "function calls are not allowed (offset {}): write the arithmetic with columns, numbers, + - * / and parentheses",
+                    t.offset
+                ));
+            }
             return Err(format!("unexpected `{}` at offset {}", t.text, t.offset));
         }
         if expr.columns().is_empty() {

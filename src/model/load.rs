@@ -10,7 +10,10 @@ const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "ide
 const JOIN_KEYS: &[&str] =
     &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin"];
 const METRIC_KEYS: &[&str] =
-    &["version", "name", "description", "entity", "measure", "time_dimension", "time_grains", "filter", "origin"];
+    &["version", "name", "description", "type", "entity", "measure", "time_dimension", "time_grains", "filter", "origin"];
+const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin"];
+const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin"];
+const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived"];
 const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
 
@@ -29,17 +32,17 @@ pub fn resolve_project_dir(dir: &Path) -> PathBuf {
 /// could be read, plus every problem found; the model is only safe to plan
 /// against when the diagnostics are empty.
 pub fn load_project(dir: &Path) -> (SemanticModel, Diagnostics) {
-    load_project_with(dir, None)
+    load_project_with(dir, &[])
 }
 
 /// Loads a project plus one more metric file that may live outside it (for
 /// `schemabrain compile FILE.yaml`). A file already inside the project is
 /// read once.
-pub fn load_project_with_extra(dir: &Path, metric_file: &Path) -> (SemanticModel, Diagnostics) {
-    load_project_with(dir, Some(metric_file))
+pub fn load_project_with_extra(dir: &Path, metric_files: &[&Path]) -> (SemanticModel, Diagnostics) {
+    load_project_with(dir, metric_files)
 }
 
-fn load_project_with(dir: &Path, extra_metric: Option<&Path>) -> (SemanticModel, Diagnostics) {
+fn load_project_with(dir: &Path, extra_metrics: &[&Path]) -> (SemanticModel, Diagnostics) {
     let dir = resolve_project_dir(dir);
     let mut files = Vec::new();
     let mut diags = Diagnostics::default();
@@ -52,14 +55,15 @@ fn load_project_with(dir: &Path, extra_metric: Option<&Path>) -> (SemanticModel,
             files.push((kind, path));
         }
     }
+    report_misnamed_entries(&dir, &mut diags);
     for (kind, name) in [(FileKind::Policy, "pii_policy.yaml"), (FileKind::Settings, "schemabrain.yaml")] {
         let path = dir.join(name);
         if path.is_file() {
             files.push((kind, path));
         }
     }
-    if let Some(extra) = extra_metric {
-        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    for extra in extra_metrics {
         if !files.iter().any(|(_, p)| canonical(p) == canonical(extra)) {
             files.push((FileKind::Metric, extra.to_path_buf()));
         }
@@ -91,46 +95,81 @@ pub enum FileKind {
 pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (SemanticModel, Diagnostics) {
     let mut diags = Diagnostics::default();
     let mut model = SemanticModel::default();
+    // Names whose definition failed to load: references to them are not
+    // reported again as unknown (the first error is the one to fix).
+    let mut broken: Vec<String> = Vec::new();
     for (kind, path, text) in files {
+        let errors_before = diags.len();
         let docs = parse_documents(path, text, &mut diags);
-        if docs.is_empty() && matches!(kind, FileKind::Entity | FileKind::Join | FileKind::Metric) {
+        if docs.is_empty() && diags.len() == errors_before {
+            // An empty pii_policy.yaml would silently block only the floor.
             diags.push(Diagnostic::new(path, 1, "", "the file holds no YAML document"));
+        }
+        if docs.is_empty() {
+            // Unreadable: its definition is probably named like the file.
+            if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                broken.push(stem.to_string());
+            }
         }
         let mut r = Reader { file: path.clone(), diags: &mut diags, key_lines: BTreeMap::new() };
         for doc in &docs {
             r.key_lines.clear();
-            match kind {
-                FileKind::Entity => {
-                    if let Some(e) = read_entity(&mut r, doc) {
-                        insert_unique(&mut r, &mut model.entities, e.name.clone(), e, "entity", |e| &e.defined_at);
-                    }
-                }
-                FileKind::Join => {
-                    if let Some(j) = read_join(&mut r, doc) {
-                        insert_unique(&mut r, &mut model.joins, j.name.clone(), j, "join", |j| &j.defined_at);
-                    }
-                }
-                FileKind::Metric => {
-                    if let Some(m) = read_metric(&mut r, doc) {
-                        insert_unique(&mut r, &mut model.metrics, m.name.clone(), m, "metric", |m| &m.defined_at);
-                    }
-                }
-                FileKind::Policy => {
-                    if let Some(p) = read_policy(&mut r, doc) {
-                        model.pii_policy = p;
-                    }
-                }
-                FileKind::Settings => {
-                    if let Some(s) = read_settings(&mut r, doc) {
-                        model.settings = s;
-                    }
+            let inserted = match kind {
+                FileKind::Entity => read_entity(&mut r, doc)
+                    .map(|e| insert_unique(&mut r, &mut model.entities, e.name.clone(), e, "entity", |e| &e.defined_at)),
+                FileKind::Join => read_join(&mut r, doc)
+                    .map(|j| insert_unique(&mut r, &mut model.joins, j.name.clone(), j, "join", |j| &j.defined_at)),
+                FileKind::Metric => match metric_type(&mut r, doc).as_deref() {
+                    Some("ratio" | "derived") => read_derived(&mut r, doc)
+                        .map(|m| insert_unique(&mut r, &mut model.derived, m.name.clone(), m, "metric", |m| &m.defined_at)),
+                    Some(_) => read_metric(&mut r, doc)
+                        .map(|m| insert_unique(&mut r, &mut model.metrics, m.name.clone(), m, "metric", |m| &m.defined_at)),
+                    // An unknown type is reported; the rest is still read for its own errors.
+                    None => read_metric(&mut r, doc).and(None),
+                },
+                FileKind::Policy => read_policy(&mut r, doc).map(|p| model.pii_policy = p),
+                FileKind::Settings => read_settings(&mut r, doc).map(|s| model.settings = s),
+            };
+            if inserted.is_none() {
+                if let Some(name) = document_name(doc) {
+                    broken.push(name);
                 }
             }
         }
     }
-    validate::check(&model, &mut diags);
+    validate::check_skipping(&model, &broken, &mut diags);
     diags.sort();
     (model, diags)
+}
+
+/// A directory or file beside the definitions whose name is close to one we
+/// read (`metric/`, `pii-policy.yaml`) is almost certainly a typo: say so,
+/// rather than silently reading nothing.
+fn report_misnamed_entries(dir: &Path, diags: &mut Diagnostics) {
+    const KNOWN: [&str; 5] = ["entities", "joins", "metrics", "pii_policy.yaml", "schemabrain.yaml"];
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<String> = entries.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
+    names.sort();
+    for name in names {
+        if KNOWN.contains(&name.as_str()) || name.starts_with('.') {
+            continue;
+        }
+        let stem = name.trim_end_matches(".yml").trim_end_matches(".yaml");
+        let near: Vec<String> = close_matches(stem, KNOWN.map(|k| k.trim_end_matches(".yaml")))
+            .into_iter()
+            .filter(|k| strsim::levenshtein(stem, k) <= 2)
+            .collect();
+        if let Some(k) = near.first() {
+            let want = KNOWN.iter().find(|x| x.starts_with(k.as_str())).copied().unwrap_or(k);
+            diags.push(Diagnostic::new(dir.join(&name), 0, "", format!("`{name}` is not read; did you mean `{want}`?")));
+        }
+    }
+}
+
+/// The `name` of a document, if it has a readable one.
+fn document_name(doc: &Node) -> Option<String> {
+    let saphyr::YamlDataOwned::Mapping(map) = &doc.data else { return None };
+    map.iter().find(|(k, _)| k.data.as_str() == Some("name")).and_then(|(_, v)| v.data.as_str().map(str::to_string))
 }
 
 fn yaml_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
@@ -142,8 +181,12 @@ fn yaml_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
         match entry {
             Ok(e) => {
                 let p = e.path();
-                if p.is_file() && matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+                let is_yaml = matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml"));
+                let hidden = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+                if p.is_file() && is_yaml {
                     out.push(p);
+                } else if p.is_file() && !hidden {
+                    diags.push(Diagnostic::new(&p, 0, "", "this file is not read: definitions are `.yaml` or `.yml` files"));
                 }
             }
             Err(e) => diags.push(Diagnostic::new(dir, 0, "", format!("cannot list directory: {e}"))),
@@ -181,12 +224,12 @@ fn read_origin(r: &mut Reader<'_>, map: &Mapping<'_>) -> DefinitionOrigin {
     let Some(f) = map.get("origin") else {
         return DefinitionOrigin::Manual;
     };
-    match r.one_of(f, "origin", &["manual", "suggested", "dbt_import"]).as_deref() {
+    if f.node.data.as_str() == Some("dbt_import") {
+        r.error(f.line, "origin", "`origin: dbt_import` is reserved for `schemabrain import dbt`; use manual");
+        return DefinitionOrigin::Manual;
+    }
+    match r.one_of(f, "origin", &["manual", "suggested"]).as_deref() {
         Some("suggested") => DefinitionOrigin::Suggested,
-        Some("dbt_import") => {
-            r.error(f.line, "origin", "`origin: dbt_import` is reserved for `schemabrain import dbt`; use manual");
-            DefinitionOrigin::Manual
-        }
         _ => DefinitionOrigin::Manual,
     }
 }
@@ -247,6 +290,10 @@ fn read_identity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<String>> {
         let cols: Vec<Option<String>> = items.into_iter().map(|(p, f)| r.identifier(f, &p)).collect();
         return cols.into_iter().collect();
     }
+    if field.node.data.as_str().is_none() {
+        r.error(field.line, "identity", "expected a column name, or a list of column names for a composite identity");
+        return None;
+    }
     r.identifier(field, "identity").map(|c| vec![c])
 }
 
@@ -286,7 +333,7 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
     let (name, source_entity, target_entity) = (name?, source?, target?);
     if source_entity == target_entity {
         r.error(
-            map.line,
+            map.get("target_entity").map_or(map.line, |f| f.line),
             "target_entity",
             format!("self-joins are not supported (`{source_entity}` to itself); define a second entity on the same table"),
         );
@@ -327,28 +374,132 @@ fn read_on(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<JoinKey>> {
     ok.then_some(keys)
 }
 
+/// The `type` of a metric document (`simple` when absent); `None` when it is
+/// not one of the known types (already reported).
+fn metric_type(r: &mut Reader<'_>, doc: &Node) -> Option<String> {
+    let saphyr::YamlDataOwned::Mapping(map) = &doc.data else {
+        return Some("simple".into());
+    };
+    for (k, v) in map.iter() {
+        if k.data.as_str() == Some("type") {
+            let field = Field { node: v, line: super::yaml::line_of(v) };
+            return r.one_of(field, "type", METRIC_TYPES);
+        }
+    }
+    Some("simple".into())
+}
+
+fn read_derived(r: &mut Reader<'_>, doc: &Node) -> Option<DerivedMetric> {
+    let is_ratio = matches!(&doc.data, saphyr::YamlDataOwned::Mapping(m)
+        if m.iter().any(|(k, v)| k.data.as_str() == Some("type") && v.data.as_str() == Some("ratio")));
+    let (keys, required): (&[&str], &[&str]) = if is_ratio {
+        (RATIO_KEYS, &["version", "name", "type", "numerator", "denominator"])
+    } else {
+        (DERIVED_KEYS, &["version", "name", "type", "expression", "metrics"])
+    };
+    let map = r.mapping(doc, "", keys, required)?;
+    r.version(&map);
+    let name = map.get("name").and_then(|f| r.identifier(f, "name"));
+    let origin = read_origin(r, &map);
+    let description = optional_string(r, &map, "description");
+    let (kind, inputs, expression) = if is_ratio {
+        let num = map.get("numerator").and_then(|f| read_input(r, f, "numerator", Some("numerator")));
+        let den = map.get("denominator").and_then(|f| read_input(r, f, "denominator", Some("denominator")));
+        let expr = MeasureExpr::Binary(
+            ArithOp::Div,
+            Box::new(MeasureExpr::Column("numerator".into())),
+            Box::new(MeasureExpr::Column("denominator".into())),
+        );
+        (DerivedKind::Ratio, vec![num?, den?], expr)
+    } else {
+        let mut inputs = Vec::new();
+        let mut ok = true;
+        for (path, item) in map.get("metrics").and_then(|f| r.list(f, "metrics")).unwrap_or_default() {
+            match read_input(r, item, &path, None) {
+                Some(i) if inputs.iter().any(|x: &MetricInput| x.alias == i.alias) => {
+                    r.error(item.line, &path, format!("alias `{}` is used twice; give each input its own `alias`", i.alias));
+                    ok = false;
+                }
+                Some(i) => inputs.push(i),
+                None => ok = false,
+            }
+        }
+        let f = map.get("expression")?;
+        let text = r.string(f, "expression")?;
+        let expr = match MeasureExpr::parse(&text) {
+            Ok(e) => e,
+            Err(msg) => {
+                r.error(f.line, "expression", format!("invalid expression `{text}`: {msg}"));
+                return None;
+            }
+        };
+        let aliases: Vec<&str> = inputs.iter().map(|i| i.alias.as_str()).collect();
+        for c in expr.columns() {
+            if ok && !aliases.contains(&c) {
+                let d = r
+                    .diag(f.line, "expression", format!("`{c}` is not one of the inputs listed under `metrics`"))
+                    .allowed(aliases.iter().copied())
+                    .suggest(close_matches(c, aliases.iter().copied()));
+                r.push(d);
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        (DerivedKind::Derived, inputs, expr)
+    };
+    Some(DerivedMetric { name: name?, description, kind, inputs, expression, origin, defined_at: origin_at(r, &map) })
+}
+
+/// An input: a metric name, or `{metric|name, alias, filter}`.
+fn read_input(r: &mut Reader<'_>, field: Field<'_>, path: &str, fixed_alias: Option<&str>) -> Option<MetricInput> {
+    if let Some(name) = field.node.data.as_str() {
+        let metric = r.identifier(field, path)?;
+        debug_assert_eq!(metric, name);
+        let alias = fixed_alias.map_or_else(|| metric.clone(), str::to_string);
+        return Some(MetricInput { metric, alias, filters: Vec::new() });
+    }
+    let map = r.mapping(field.node, path, &["metric", "name", "alias", "filter"], &[])?;
+    let metric = match (map.get("metric"), map.get("name")) {
+        (Some(f), None) => r.identifier(f, &map.key_path("metric"))?,
+        (None, Some(f)) => r.identifier(f, &map.key_path("name"))?,
+        _ => {
+            r.error(map.line, path, "give the input's metric as `metric` (or `name`), once");
+            return None;
+        }
+    };
+    let alias = match (fixed_alias, map.get("alias")) {
+        (Some(a), None) => a.to_string(),
+        (Some(_), Some(f)) => {
+            r.error(f.line, &map.key_path("alias"), "a ratio's inputs are always `numerator` and `denominator`");
+            return None;
+        }
+        (None, Some(f)) => r.identifier(f, &map.key_path("alias"))?,
+        (None, None) => metric.clone(),
+    };
+    let filters = match map.get("filter") {
+        Some(f) => read_filters(r, f)?,
+        None => Vec::new(),
+    };
+    Some(MetricInput { metric, alias, filters })
+}
+
 fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
     let map = r.mapping(doc, "", METRIC_KEYS, &["version", "name", "entity", "measure"])?;
     r.version(&map);
     let name = map.get("name").and_then(|f| r.identifier(f, "name"));
     let entity = map.get("entity").and_then(|f| r.identifier(f, "entity"));
     let measure = map.get("measure").and_then(|f| read_measure(r, f));
-    let time_dimension = match map.get("time_dimension") {
-        Some(f) => Some(read_column_ref(r, f, "time_dimension")?),
-        None => None,
-    };
-    let time_grains = match map.get("time_grains") {
-        Some(f) => read_grains(r, f)?,
-        None => Vec::new(),
-    };
-    if time_dimension.is_some() != map.has("time_grains") {
-        let key = if time_dimension.is_some() { "time_grains" } else { "time_dimension" };
-        r.error(map.line, key, "set `time_dimension` and `time_grains` together, or neither");
+    // Every part is read (and its errors reported) before any failure counts.
+    let time_dimension = map.get("time_dimension").map(|f| read_column_ref(r, f, "time_dimension"));
+    let time_grains = map.get("time_grains").map(|f| read_grains(r, f));
+    if map.has("time_dimension") != map.has("time_grains") {
+        let (present, missing) = if map.has("time_dimension") { ("time_dimension", "time_grains") } else { ("time_grains", "time_dimension") };
+        let line = map.get(present).map_or(map.line, |f| f.line);
+        r.error(line, present, format!("`{present}` needs `{missing}` beside it: set both, or neither"));
     }
-    let filters = match map.get("filter") {
-        Some(f) => read_filters(r, f)?,
-        None => Vec::new(),
-    };
+    let filters = map.get("filter").map(|f| read_filters(r, f));
     let origin = read_origin(r, &map);
     let description = optional_string(r, &map, "description");
     Some(Metric {
@@ -356,22 +507,28 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         description,
         entity: entity?,
         measure: measure?,
-        time_dimension,
-        time_grains,
-        filters,
+        time_dimension: time_dimension.map_or(Some(None), |t| t.map(Some))?,
+        time_grains: time_grains.map_or(Some(Vec::new()), |g| g)?,
+        filters: filters.map_or(Some(Vec::new()), |f| f)?,
         origin,
         defined_at: origin_at(r, &map),
     })
 }
 
 fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {
-    let map = r.mapping(field.node, "measure", &["agg", "column", "expression"], &["agg"])?;
+    let map = r.mapping(field.node, "measure", &["agg", "column", "expression", "percentile"], &["agg"])?;
     let agg = map
         .get("agg")
         .and_then(|f| r.one_of(f, "measure.agg", &Aggregation::ALL))
         .and_then(|s| Aggregation::parse(&s));
     let operand = match (map.get("column"), map.get("expression")) {
-        (Some(f), None) => r.identifier(f, "measure.column").map(MeasureOperand::Column),
+        (Some(f), None) => match f.node.data.as_str() {
+            Some(text) if text.contains(['+', '-', '*', '/', '(']) => {
+                r.error(f.line, "measure.column", format!("`{text}` is arithmetic, not a column: write it as `expression: {text}`"));
+                None
+            }
+            _ => r.identifier(f, "measure.column").map(MeasureOperand::Column),
+        },
         (None, Some(f)) => {
             let text = r.string(f, "measure.expression")?;
             match MeasureExpr::parse(&text) {
@@ -391,14 +548,40 @@ fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {
             None
         }
     };
-    Some(Measure { agg: agg?, operand: operand? })
+    let agg = agg?;
+    let percentile = match (agg, map.get("percentile")) {
+        (Aggregation::Percentile, Some(f)) => {
+            let p = match f.node.data.as_floating_point().or_else(|| f.node.data.as_integer().map(|i| i as f64)) {
+                Some(p) => p,
+                None => {
+                    r.error(f.line, "measure.percentile", "expected a number between 0 and 1, e.g. 0.9");
+                    return None;
+                }
+            };
+            if !(p > 0.0 && p < 1.0) {
+                r.error(f.line, "measure.percentile", format!("percentile must be strictly between 0 and 1, found {p}"));
+                return None;
+            }
+            Some(p)
+        }
+        (Aggregation::Percentile, None) => {
+            r.error(map.line, "measure.percentile", "`agg: percentile` needs `percentile`, e.g. 0.9");
+            return None;
+        }
+        (_, Some(f)) => {
+            r.error(f.line, "measure.percentile", "`percentile` goes with `agg: percentile` only");
+            return None;
+        }
+        (_, None) => None,
+    };
+    Some(Measure { agg, operand: operand?, percentile })
 }
 
 fn read_column_ref(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<ColumnRef> {
     let s = r.string(field, path)?;
     let parsed = ColumnRef::parse(&s);
     if parsed.is_none() {
-        r.error(field.line, path, format!("`{s}` must be `entity.column`, e.g. `order.ordered_at`"));
+        r.error(field.line, path, format!("`{s}` must be `entity.column`, e.g. `customer.country`"));
     }
     parsed
 }
@@ -451,6 +634,10 @@ fn read_filter(r: &mut Reader<'_>, item: Field<'_>, path: &str) -> Option<Filter
         }
         (_, None) => {
             r.error(m.line, &value_path, format!("`{}` needs a value", op.as_str()));
+            return None;
+        }
+        (OpArity::Scalar, Some(f)) if f.node.data.is_null() => {
+            r.error(f.line, &value_path, format!("`{}` with a null value matches nothing; use `op: is_null` (or `not_null`)", op.as_str()));
             return None;
         }
         (OpArity::Scalar, Some(f)) => vec![r.literal(f, &value_path)?],

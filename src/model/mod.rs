@@ -67,6 +67,8 @@ pub struct SemanticModel {
     pub entities: BTreeMap<String, Entity>,
     pub joins: BTreeMap<String, Join>,
     pub metrics: BTreeMap<String, Metric>,
+    /// Ratio and derived metrics: arithmetic over simple metrics.
+    pub derived: BTreeMap<String, DerivedMetric>,
     pub pii_policy: PiiPolicy,
 }
 
@@ -82,6 +84,51 @@ impl SemanticModel {
     pub fn join(&self, name: &str) -> Option<&Join> {
         self.joins.get(name)
     }
+
+    /// Every metric name, simple and derived, sorted.
+    pub fn metric_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.metrics.keys().chain(self.derived.keys()).map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DerivedKind {
+    /// numerator / denominator; NULL (not an error) when the denominator is 0.
+    Ratio,
+    /// Arithmetic over named inputs.
+    Derived,
+}
+
+impl DerivedKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DerivedKind::Ratio => "ratio",
+            DerivedKind::Derived => "derived",
+        }
+    }
+}
+
+/// A simple metric used inside a ratio or derived metric, possibly with
+/// filters of its own, under an alias the expression names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricInput {
+    pub metric: String,
+    pub alias: String,
+    pub filters: Vec<FilterSpec>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DerivedMetric {
+    pub name: String,
+    pub description: Option<String>,
+    pub kind: DerivedKind,
+    pub inputs: Vec<MetricInput>,
+    /// Over the inputs' aliases; a ratio is `numerator / denominator`.
+    pub expression: MeasureExpr,
+    pub origin: DefinitionOrigin,
+    pub defined_at: Origin,
 }
 
 /// `schemabrain.yaml`: where the data lives and the project's defaults.
@@ -288,10 +335,16 @@ pub enum Aggregation {
     Avg,
     Min,
     Max,
+    Median,
+    /// The measure's `percentile` (0..1), continuous.
+    Percentile,
+    /// Count of true values of a boolean column.
+    SumBoolean,
 }
 
 impl Aggregation {
-    pub const ALL: [&'static str; 6] = ["sum", "count", "count_distinct", "avg", "min", "max"];
+    pub const ALL: [&'static str; 9] =
+        ["sum", "count", "count_distinct", "avg", "min", "max", "median", "percentile", "sum_boolean"];
 
     pub fn parse(s: &str) -> Option<Self> {
         match s {
@@ -301,6 +354,9 @@ impl Aggregation {
             "avg" => Some(Aggregation::Avg),
             "min" => Some(Aggregation::Min),
             "max" => Some(Aggregation::Max),
+            "median" => Some(Aggregation::Median),
+            "percentile" => Some(Aggregation::Percentile),
+            "sum_boolean" => Some(Aggregation::SumBoolean),
             _ => None,
         }
     }
@@ -320,6 +376,8 @@ pub enum MeasureOperand {
 pub struct Measure {
     pub agg: Aggregation,
     pub operand: MeasureOperand,
+    /// For `percentile`: the fraction, strictly between 0 and 1.
+    pub percentile: Option<f64>,
 }
 
 impl Measure {

@@ -9,31 +9,97 @@ use super::*;
 
 /// Adds a diagnostic for every dangling reference in `model`.
 pub fn check(model: &SemanticModel, diags: &mut Diagnostics) {
-    for e in model.entities.values() {
-        for id in &e.identity {
-            check_column(model, &e.name, id, &e.defined_at, "identity", diags);
-        }
-    }
-    for j in model.joins.values() {
-        let ok_source = check_entity(model, &j.source_entity, &j.defined_at, "source_entity", diags);
-        let ok_target = check_entity(model, &j.target_entity, &j.defined_at, "target_entity", diags);
-        for (i, k) in j.on.iter().enumerate() {
-            if ok_source {
-                check_column(model, &j.source_entity, &k.source, &j.defined_at, &format!("on[{i}].source"), diags);
-            }
-            if ok_target {
-                check_column(model, &j.target_entity, &k.target, &j.defined_at, &format!("on[{i}].target"), diags);
-            }
-        }
-    }
-    for m in model.metrics.values() {
-        check_metric(model, m, diags);
+    check_skipping(model, &[], diags);
+}
+
+/// As `check`, but references to `broken` names (definitions that failed
+/// to load and were reported already) are not reported again.
+pub fn check_skipping(model: &SemanticModel, broken: &[String], diags: &mut Diagnostics) {
+    check_all(&Cx { model, broken }, diags);
+}
+
+/// What every check reads: the model, and the names not to report twice.
+struct Cx<'a> {
+    model: &'a SemanticModel,
+    broken: &'a [String],
+}
+
+impl Cx<'_> {
+    fn is_broken(&self, name: &str) -> bool {
+        self.broken.iter().any(|n| n == name)
     }
 }
 
-fn check_metric(model: &SemanticModel, m: &Metric, diags: &mut Diagnostics) {
+fn check_all(cx: &Cx<'_>, diags: &mut Diagnostics) {
+    for e in cx.model.entities.values() {
+        for id in &e.identity {
+            check_column(cx, &e.name, id, &e.defined_at, "identity", diags);
+        }
+    }
+    for j in cx.model.joins.values() {
+        let ok_source = check_entity(cx, &j.source_entity, &j.defined_at, "source_entity", diags);
+        let ok_target = check_entity(cx, &j.target_entity, &j.defined_at, "target_entity", diags);
+        for (i, k) in j.on.iter().enumerate() {
+            if ok_source {
+                check_column(cx, &j.source_entity, &k.source, &j.defined_at, &format!("on[{i}].source"), diags);
+            }
+            if ok_target {
+                check_column(cx, &j.target_entity, &k.target, &j.defined_at, &format!("on[{i}].target"), diags);
+            }
+        }
+    }
+    for m in cx.model.metrics.values() {
+        check_metric(cx, m, diags);
+    }
+    for d in cx.model.derived.values() {
+        check_derived(cx, d, diags);
+    }
+}
+
+fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
+    let at = &d.defined_at;
+    if let Some(simple) = cx.model.metrics.get(&d.name) {
+        diags.push(Diagnostic::new(
+            &at.file,
+            at.line_of("name"),
+            "name",
+            format!("duplicate metric `{}`: already defined at {}", d.name, simple.defined_at),
+        ));
+    }
+    for (i, input) in d.inputs.iter().enumerate() {
+        let key = match d.kind {
+            DerivedKind::Ratio => input.alias.clone(),
+            DerivedKind::Derived => format!("metrics[{i}]"),
+        };
+        let Some(m) = cx.model.metrics.get(&input.metric) else {
+            if cx.is_broken(&input.metric) {
+                continue;
+            }
+            let names: Vec<&str> = cx.model.metrics.keys().map(String::as_str).collect();
+            let what = if cx.model.derived.contains_key(&input.metric) {
+                format!("`{}` is a {} metric; inputs must be simple metrics", input.metric, d.kind.as_str())
+            } else {
+                format!("unknown metric `{}`", input.metric)
+            };
+            diags.push(
+                Diagnostic::new(&at.file, at.line_of(&key), &key, what)
+                    .suggest(close_matches(&input.metric, names.iter().copied())),
+            );
+            continue;
+        };
+        let _ = m;
+        for (j, f) in input.filters.iter().enumerate() {
+            let fkey = format!("{key}.filter[{j}].column");
+            if check_entity(cx, &f.column.entity, at, &fkey, diags) {
+                check_column(cx, &f.column.entity, &f.column.column, at, &fkey, diags);
+            }
+        }
+    }
+}
+
+fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
     let at = &m.defined_at;
-    if !check_entity(model, &m.entity, at, "entity", diags) {
+    if !check_entity(cx, &m.entity, at, "entity", diags) {
         return;
     }
     let key = match m.measure.operand {
@@ -41,7 +107,7 @@ fn check_metric(model: &SemanticModel, m: &Metric, diags: &mut Diagnostics) {
         MeasureOperand::Expression(_) => "measure.expression",
     };
     for col in m.measure.columns() {
-        check_column(model, &m.entity, col, at, key, diags);
+        check_column(cx, &m.entity, col, at, key, diags);
     }
     if let Some(td) = &m.time_dimension {
         if td.entity != m.entity {
@@ -52,33 +118,43 @@ fn check_metric(model: &SemanticModel, m: &Metric, diags: &mut Diagnostics) {
                     "time_dimension",
                     format!("the time dimension `{td}` must be a column of the anchor entity `{}`", m.entity),
                 )
-                .suggest(vec![format!("{}.{}", m.entity, td.column)]),
+                .suggest(
+                    cx.model.entities[&m.entity]
+                        .column(&td.column)
+                        .map(|_| vec![format!("{}.{}", m.entity, td.column)])
+                        .unwrap_or_default(),
+                ),
             );
-        } else if check_column(model, &td.entity, &td.column, at, "time_dimension", diags) {
-            let class = model.entities[&td.entity].column(&td.column).map(Column::type_class);
-            if let Some(class) = class.filter(|c| *c != TypeClass::Unknown && !c.is_temporal()) {
+        } else if check_column(cx, &td.entity, &td.column, at, "time_dimension", diags) {
+            let col = cx.model.entities[&td.entity].column(&td.column);
+            let class = col.map(Column::type_class);
+            if class.is_some_and(|c| c != TypeClass::Unknown && !c.is_temporal()) {
+                let type_name = col.and_then(|c| c.data_type.clone()).unwrap_or_default();
                 diags.push(Diagnostic::new(
                     &at.file,
                     at.line_of("time_dimension"),
                     "time_dimension",
-                    format!("`{td}` is not a date or timestamp column (its type is {class:?})"),
+                    format!("`{td}` is not a date or timestamp column (its type is {type_name})"),
                 ));
             }
         }
     }
     for (i, f) in m.filters.iter().enumerate() {
         let key = format!("filter[{i}].column");
-        if check_entity(model, &f.column.entity, at, &key, diags) {
-            check_column(model, &f.column.entity, &f.column.column, at, &key, diags);
+        if check_entity(cx, &f.column.entity, at, &key, diags) {
+            check_column(cx, &f.column.entity, &f.column.column, at, &key, diags);
         }
     }
 }
 
-fn check_entity(model: &SemanticModel, name: &str, at: &Origin, key: &str, diags: &mut Diagnostics) -> bool {
-    if model.entities.contains_key(name) {
+fn check_entity(cx: &Cx<'_>, name: &str, at: &Origin, key: &str, diags: &mut Diagnostics) -> bool {
+    if cx.model.entities.contains_key(name) {
         return true;
     }
-    let names: Vec<&str> = model.entities.keys().map(String::as_str).collect();
+    if cx.is_broken(name) {
+        return false;
+    }
+    let names: Vec<&str> = cx.model.entities.keys().map(String::as_str).collect();
     diags.push(
         Diagnostic::new(&at.file, at.line_of(key), key, format!("unknown entity `{name}`"))
             .allowed(names.iter().copied().take(20))
@@ -89,8 +165,8 @@ fn check_entity(model: &SemanticModel, name: &str, at: &Origin, key: &str, diags
 
 /// Reports `column` missing from `entity` when the entity's columns are known.
 /// Returns whether the column is there (or cannot be checked).
-fn check_column(model: &SemanticModel, entity: &str, column: &str, at: &Origin, key: &str, diags: &mut Diagnostics) -> bool {
-    let Some(e) = model.entities.get(entity) else {
+fn check_column(cx: &Cx<'_>, entity: &str, column: &str, at: &Origin, key: &str, diags: &mut Diagnostics) -> bool {
+    let Some(e) = cx.model.entities.get(entity) else {
         return false;
     };
     if !e.knows_columns() || e.column(column).is_some() {

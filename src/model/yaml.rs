@@ -135,8 +135,14 @@ impl Reader<'_> {
                 }
             };
             if !allowed.contains(&key.as_str()) {
+                // `{type: decimal(10,2)}` splits at the comma in flow style.
+                let hint = if key.contains(')') {
+                    " (a `,` inside `{...}` splits the value: quote it, e.g. \"decimal(10,2)\")"
+                } else {
+                    ""
+                };
                 let d = self
-                    .diag(key_line, &join_path(path, &key), format!("unknown key `{key}`"))
+                    .diag(key_line, &join_path(path, &key), format!("unknown key `{key}`{hint}"))
                     .allowed(allowed.iter().copied())
                     .suggest(close_matches(&key, allowed.iter().copied()));
                 self.push(d);
@@ -181,7 +187,14 @@ impl Reader<'_> {
 
     /// A string from a closed set; reports the set and close matches.
     pub fn one_of(&mut self, field: Field<'_>, path: &str, allowed: &[&str]) -> Option<String> {
-        let s = self.string(field, path)?;
+        let Some(ScalarOwned::String(s)) = scalar(field.node) else {
+            let d = self
+                .diag(field.line, path, format!("expected one of the names below, found {}", kind_name(field.node)))
+                .allowed(allowed.iter().copied());
+            self.push(d);
+            return None;
+        };
+        let s = s.clone();
         if allowed.contains(&s.as_str()) {
             return Some(s);
         }

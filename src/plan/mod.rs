@@ -92,16 +92,53 @@ pub enum Degradation {
     TimeDimensionUnavailable,
 }
 
+/// A filter bound to the alias it reads (an entity name, or a semi-join alias).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedFilter {
+    pub alias: String,
+    pub column: String,
+    pub op: crate::model::FilterOp,
+    pub values: Vec<crate::ir::Value>,
+}
+
+impl PlannedFilter {
+    fn on(alias: &str, f: &Filter) -> Self {
+        PlannedFilter { alias: alias.to_string(), column: f.column.column.clone(), op: f.op, values: f.values.clone() }
+    }
+}
+
+/// `EXISTS (SELECT 1 FROM steps… WHERE correlation AND filters)`: the first
+/// step joins from `correlate_from`, an alias of the main query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SemiJoin {
+    pub correlate_from: String,
+    pub steps: Vec<JoinStep>,
+    pub filters: Vec<PlannedFilter>,
+}
+
+/// How the measure is aggregated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AggregationStrategy {
+    /// Every joined row is one anchor row: aggregate directly.
+    Direct,
+    /// A to-many join repeats anchor rows: first reduce to one row per
+    /// (anchor identity, group key), then aggregate. Exact for every aggregation.
+    Deduplicated { identity: Vec<String> },
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryPlan {
     pub metric: String,
     pub measure: Measure,
     pub anchor: Relation,
     pub joins: Vec<JoinStep>,
+    pub semi_joins: Vec<SemiJoin>,
+    pub aggregation: AggregationStrategy,
     pub time: Option<TimeBucket>,
     pub time_resolution: Option<TimeResolution>,
     pub group_by: Vec<GroupKey>,
-    pub filters: Vec<Filter>,
+    /// Filters on the main query (anchor and to-one joined columns).
+    pub filters: Vec<PlannedFilter>,
     /// Full ORDER BY, tie-breaks included.
     pub order_by: Vec<OrderKey>,
     pub limit: u32,
@@ -124,6 +161,33 @@ impl QueryPlan {
     }
 }
 
+/// Plans the queries of one request (one per metric). Several metrics must
+/// share the time grain: either all are bucketed or the request has no grain
+/// they can align on. When their time dimensions differ, the bucket column is
+/// named `metric_time__<grain>`.
+pub fn plan_all(model: &SemanticModel, queries: &[MetricQuery]) -> Result<Vec<QueryPlan>, Issue> {
+    let mut plans = queries.iter().map(|q| plan(model, q)).collect::<Result<Vec<_>, _>>()?;
+    if plans.len() > 1 {
+        if let Some(grain) = queries[0].time_grain {
+            let without: Vec<String> = plans.iter().filter(|p| p.time.is_none()).map(|p| p.metric.clone()).collect();
+            if !without.is_empty() {
+                return Err(Issue::MetricsCannotAlign { grain, without_time: without });
+            }
+            let names: Vec<&str> = plans.iter().filter_map(|p| p.time.as_ref().map(|t| t.output_name.as_str())).collect();
+            if names.windows(2).any(|w| w[0] != w[1]) {
+                let shared = format!("metric_time__{}", grain.as_str());
+                for p in &mut plans {
+                    if let Some(t) = &mut p.time {
+                        t.output_name = shared.clone();
+                    }
+                    p.degradations.retain(|d| *d != Degradation::TimeDimensionUnavailable);
+                }
+            }
+        }
+    }
+    Ok(plans)
+}
+
 /// Plans a resolved query against the model.
 pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> {
     let metric = model.metric(&q.metric).expect("resolved queries name a known metric");
@@ -134,15 +198,40 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
 
     let (time, time_resolution) = choose_time(model, &graph, q, &mut notes)?;
     if let Some(t) = &time {
-        tree.reach(&graph, &t.dimension.entity, &q.via)?;
+        let steps = tree.path_steps(&graph, &t.dimension.entity, &q.via)?;
+        tree.add(steps, &t.dimension.entity)?;
     }
     for g in &q.group_by {
-        tree.reach(&graph, &g.entity, &q.via)?;
+        let steps = tree.path_steps(&graph, &g.entity, &q.via)?;
+        tree.add(steps, &g.entity)?;
     }
+    // Filters reached over a to-many hop become semi-joins (EXISTS): they keep
+    // the anchor rows with at least one matching related row, never multiply them.
+    let mut semi: Vec<SemiJoinBuilder> = Vec::new();
+    let mut filters: Vec<PlannedFilter> = Vec::new();
     for f in &q.filters {
-        tree.reach(&graph, &f.column.entity, &q.via)?;
+        let steps = tree.path_steps(&graph, &f.column.entity, &q.via)?;
+        let split = steps.iter().position(|s| s.cardinality.fans_out()).unwrap_or(steps.len());
+        let (to_one, beyond) = steps.split_at(split);
+        tree.add(to_one.to_vec(), &f.column.entity)?;
+        if beyond.is_empty() {
+            filters.push(PlannedFilter::on(&f.column.entity, f));
+            continue;
+        }
+        let key = (beyond[0].from.clone(), beyond[0].join.clone());
+        let i = match semi.iter().position(|b| b.key == key) {
+            Some(i) => i,
+            None => {
+                semi.push(SemiJoinBuilder { key, steps: Vec::new(), filters: Vec::new() });
+                semi.len() - 1
+            }
+        };
+        let alias = semi[i].add(beyond, i)?;
+        semi[i].filters.push(PlannedFilter::on(&alias, f));
     }
-    let unused: Vec<&String> = q.via.iter().filter(|v| !tree.steps.iter().any(|s| &s.join == *v)).collect();
+    let mut used: Vec<&str> = tree.steps.iter().map(|s| s.join.as_str()).collect();
+    used.extend(semi.iter().flat_map(|b| b.steps.iter().map(|s| s.join.as_str())));
+    let unused: Vec<&String> = q.via.iter().filter(|v| !used.contains(&v.as_str())).collect();
     if !unused.is_empty() {
         notes.push(format!(
             "via {} was not needed: no column of this request is reached through it.",
@@ -150,38 +239,61 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         ));
     }
 
-    let joins: Vec<JoinStep> = tree
-        .steps
+    let to_step = |s: &TreeStep, alias: &str, from_alias: &str| JoinStep {
+        join: s.join.clone(),
+        from_alias: from_alias.to_string(),
+        to: Relation { alias: alias.to_string(), table: model.entities[&s.to].table.clone() },
+        on: s.on.clone(),
+        cardinality: s.cardinality,
+        cardinality_declared: s.declared,
+    };
+    let joins: Vec<JoinStep> = tree.steps.iter().map(|s| to_step(s, &s.to, &s.from)).collect();
+    let semi_joins: Vec<SemiJoin> = semi
         .iter()
-        .map(|s| JoinStep {
-            join: s.join.clone(),
-            from_alias: s.from.clone(),
-            to: Relation { alias: s.to.clone(), table: model.entities[&s.to].table.clone() },
-            on: s.on.clone(),
-            cardinality: s.cardinality,
-            cardinality_declared: s.declared,
+        .enumerate()
+        .map(|(i, b)| SemiJoin {
+            correlate_from: b.key.0.clone(),
+            steps: b
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(k, s)| to_step(s, &semi_alias(&s.to, i), &if k == 0 { s.from.clone() } else { semi_alias(&s.from, i) }))
+                .collect(),
+            filters: b.filters.clone(),
         })
         .collect();
 
     let mut degradations = Vec::new();
     let fan: Vec<&JoinStep> = joins.iter().filter(|j| j.fans_out()).collect();
-    if !fan.is_empty() {
+    let aggregation = if fan.is_empty() {
+        AggregationStrategy::Direct
+    } else if anchor_entity.identity.is_empty() {
         for j in &fan {
-            let why = if j.cardinality_declared {
-                format!("is {} from `{}` to `{}`", j.cardinality.as_str(), j.from_alias, j.to.alias)
-            } else {
-                "has no declared cardinality, so it is treated as many_to_many".to_string()
-            };
             notes.push(format!(
-                "Join `{}` {why}: each `{}` row can repeat once per matching `{}` row, so `{}` may be inflated; consider a count_distinct metric or group by columns of `{}` only.",
-                j.join, q.anchor, j.to.alias, q.metric, q.anchor
+                "Join `{}` can repeat each `{}` row once per matching `{}` row and `{}` has no identity to deduplicate on, so `{}` may be inflated.",
+                j.join, q.anchor, j.to.alias, q.anchor, q.metric
             ));
         }
         degradations.push(Degradation::FanOut { joins: fan.iter().map(|j| j.join.clone()).collect() });
+        AggregationStrategy::Direct
+    } else {
+        for j in &fan {
+            notes.push(fan_out_note(q, j));
+        }
+        AggregationStrategy::Deduplicated { identity: anchor_entity.identity.clone() }
+    };
+    if !semi_joins.is_empty() {
+        notes.push(format!(
+            "Filters on columns reached over a to-many join keep each `{}` that has at least one matching related row; it is counted once.",
+            q.anchor
+        ));
     }
     if time_resolution == Some(TimeResolution::Unavailable) {
         degradations.push(Degradation::TimeDimensionUnavailable);
     }
+
+    let all_steps: Vec<&JoinStep> = joins.iter().chain(semi_joins.iter().flat_map(|s| s.steps.iter())).collect();
+    check_pii(model, metric, &all_steps, &time, q)?;
 
     let group_by: Vec<GroupKey> =
         q.group_by.iter().map(|c| GroupKey { column: c.clone(), output_name: c.to_string() }).collect();
@@ -191,14 +303,109 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         measure: metric.measure.clone(),
         anchor: Relation { alias: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
         joins,
+        semi_joins,
+        aggregation,
         time,
         time_resolution,
         group_by,
-        filters: q.filters.clone(),
+        filters,
         order_by,
         limit: q.limit,
         degradations,
         notes,
+    })
+}
+
+/// One sentence an agent can relay: what a row means across a to-many join.
+fn fan_out_note(q: &MetricQuery, j: &JoinStep) -> String {
+    let how = if j.cardinality_declared { j.cardinality.as_str() } else { "undeclared, so treated as many_to_many" };
+    format!(
+        "Join `{}` ({how}) can match one `{}` to several `{}` rows: `{}` counts each `{}` once per group it falls in, so a `{}` spread over two groups counts in both and the groups add up to more than the total.",
+        j.join, q.anchor, j.to.alias, q.metric, q.anchor, q.anchor
+    )
+}
+
+/// The entity an alias stands for: semi-join aliases carry a `__sN` suffix.
+fn entity_of_alias(alias: &str) -> &str {
+    alias.split("__s").next().unwrap_or(alias)
+}
+
+/// The alias of `entity` inside the `i`-th semi-join.
+fn semi_alias(entity: &str, i: usize) -> String {
+    format!("{entity}__s{}", i + 1)
+}
+
+/// Collects the to-many part of filter paths that share their first to-many
+/// join: all their conditions go into one EXISTS, so "an item of brand X in
+/// category Y" means one item with both.
+struct SemiJoinBuilder {
+    /// (entity the EXISTS correlates to, first to-many join).
+    key: (String, String),
+    steps: Vec<TreeStep>,
+    filters: Vec<PlannedFilter>,
+}
+
+impl SemiJoinBuilder {
+    /// Adds steps (sharing those already there) and returns the alias of the
+    /// last entity.
+    fn add(&mut self, steps: &[TreeStep], index: usize) -> Result<String, Issue> {
+        for s in steps {
+            match self.steps.iter().find(|t| t.to == s.to) {
+                Some(t) if t.join == s.join && t.from == s.from => {}
+                Some(t) => {
+                    return Err(Issue::AmbiguousPath {
+                        anchor: self.key.0.clone(),
+                        target: s.to.clone(),
+                        paths: vec![vec![t.join.clone()], vec![s.join.clone()]],
+                    })
+                }
+                None => self.steps.push(s.clone()),
+            }
+        }
+        Ok(semi_alias(&steps.last().expect("a semi-join has steps").to, index))
+    }
+}
+
+/// Refuses, before any SQL exists, a plan whose columns the PII policy
+/// blocks: every column read, join keys on every hop included.
+fn check_pii(
+    model: &SemanticModel,
+    metric: &crate::model::Metric,
+    joins: &[&JoinStep],
+    time: &Option<TimeBucket>,
+    q: &MetricQuery,
+) -> Result<(), Issue> {
+    use crate::model::Aggregation;
+    let anchor = metric.entity.as_str();
+    let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
+    let mut all = measure.clone();
+    all.extend(time.iter().map(|t| (t.dimension.entity.as_str(), t.dimension.column.as_str())));
+    let group_by: Vec<(&str, &str)> = q.group_by.iter().map(|c| (c.entity.as_str(), c.column.as_str())).collect();
+    all.extend(group_by.iter().copied());
+    all.extend(q.filters.iter().map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
+    for j in joins {
+        for (a, b) in &j.on {
+            all.push((entity_of_alias(&j.from_alias), a.as_str()));
+            all.push((entity_of_alias(&j.to.alias), b.as_str()));
+        }
+    }
+    let min_max_operands = if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) { measure } else { Vec::new() };
+    let touched = crate::pii::Touched { all, group_by, min_max_operands };
+    crate::pii::check(model, &touched).map_err(|r| {
+        let cats = r.categories.join(", ");
+        let message = match &r.reason {
+            crate::pii::RefusalReason::Blocked => format!(
+                "Refused before any SQL ran: the request reads columns whose PII categories the policy blocks ({cats})."
+            ),
+            crate::pii::RefusalReason::GroupByGuard { column } => format!(
+                "Refused before any SQL ran: grouping by `{column}` would list personal data ({cats}); group by a column that is not personal data."
+            ),
+            crate::pii::RefusalReason::MinMaxGuard { column } => format!(
+                "Refused before any SQL ran: {} over `{column}` would return a raw personal value ({cats}).",
+                metric.measure.agg.as_str()
+            ),
+        };
+        Issue::PiiBlocked { categories: r.categories, message }
     })
 }
 
@@ -283,6 +490,7 @@ fn choose_time(
 }
 
 /// A join step as the tree records it.
+#[derive(Clone)]
 struct TreeStep {
     join: String,
     from: String,
@@ -305,39 +513,48 @@ impl JoinTree {
         JoinTree { anchor: anchor.to_string(), steps: Vec::new(), reached: BTreeMap::new() }
     }
 
-    /// Adds the joins needed to reach `target`, choosing among shortest paths
-    /// with `via`; entities already joined are reused.
-    fn reach(&mut self, graph: &JoinGraph<'_>, target: &str, via: &[String]) -> Result<(), Issue> {
-        if target == self.anchor || self.reached.contains_key(target) {
-            return Ok(());
+    /// The steps from the anchor to `target`, choosing among shortest paths
+    /// with `via`. Nothing is added yet.
+    fn path_steps(&self, graph: &JoinGraph<'_>, target: &str, via: &[String]) -> Result<Vec<TreeStep>, Issue> {
+        if target == self.anchor {
+            return Ok(Vec::new());
         }
         let paths = graph.shortest_paths(&self.anchor, target);
         if paths.is_empty() {
             return Err(Issue::Unreachable { anchor: self.anchor.clone(), target: target.to_string() });
         }
         let path = choose_path(graph, &self.anchor, target, paths, via)?;
-        for pair in path.windows(2) {
-            let (from, to) = (pair[0], pair[1]);
-            let hop = choose_join(graph, from, to, via)?;
-            if let Some(&i) = self.reached.get(to) {
-                if self.steps[i].join != hop.join.name || self.steps[i].from != from {
+        path.windows(2)
+            .map(|pair| {
+                let hop = choose_join(graph, pair[0], pair[1], via)?;
+                Ok(TreeStep {
+                    join: hop.join.name.clone(),
+                    from: pair[0].to_string(),
+                    to: pair[1].to_string(),
+                    on: hop.on_pairs().into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+                    cardinality: hop.cardinality(),
+                    declared: hop.join.cardinality.is_some(),
+                })
+            })
+            .collect()
+    }
+
+    /// Adds steps to the tree; an entity already joined is reused, and one
+    /// joined by another route is an ambiguity (one alias per entity).
+    fn add(&mut self, steps: Vec<TreeStep>, target: &str) -> Result<(), Issue> {
+        for step in steps {
+            if let Some(&i) = self.reached.get(&step.to) {
+                if self.steps[i].join != step.join || self.steps[i].from != step.from {
                     return Err(Issue::AmbiguousPath {
                         anchor: self.anchor.clone(),
                         target: target.to_string(),
-                        paths: vec![vec![self.steps[i].join.clone()], vec![hop.join.name.clone()]],
+                        paths: vec![vec![self.steps[i].join.clone()], vec![step.join.clone()]],
                     });
                 }
                 continue;
             }
-            self.reached.insert(to.to_string(), self.steps.len());
-            self.steps.push(TreeStep {
-                join: hop.join.name.clone(),
-                from: from.to_string(),
-                to: to.to_string(),
-                on: hop.on_pairs().into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
-                cardinality: hop.cardinality(),
-                declared: hop.join.cardinality.is_some(),
-            });
+            self.reached.insert(step.to.clone(), self.steps.len());
+            self.steps.push(step);
         }
         Ok(())
     }

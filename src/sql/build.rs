@@ -11,7 +11,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, ObjectName,
     ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, TimezoneInfo, Value,
+    TableFactor, TableWithJoins, Value,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -20,6 +20,7 @@ struct Templates {
     query: Query,
     table: TableFactor,
     function: Function,
+    with: sqlparser::ast::With,
 }
 
 fn templates() -> &'static Templates {
@@ -35,7 +36,10 @@ fn templates() -> &'static Templates {
             unreachable!("template projects a function")
         };
         let function = function.clone();
-        Templates { query: *query, table, function }
+        let with_stmt = Parser::parse_sql(&GenericDialect {}, "WITH c AS (SELECT 1) SELECT 1").expect("template parses").remove(0);
+        let Statement::Query(with_query) = with_stmt else { unreachable!("template is a query") };
+        let with = with_query.with.clone().expect("template has a WITH");
+        Templates { query: *query, table, function, with }
     })
 }
 
@@ -51,10 +55,6 @@ pub fn column(quote: char, alias: &str, column: &str) -> Expr {
 
 pub fn number(text: &str) -> Expr {
     Expr::value(Value::Number(text.to_string(), false))
-}
-
-pub fn string(text: &str) -> Expr {
-    Expr::value(Value::SingleQuotedString(text.to_string()))
 }
 
 pub fn placeholder(text: String) -> Expr {
@@ -81,12 +81,38 @@ pub fn cast(e: Expr, data_type: DataType) -> Expr {
     Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type, array: false, format: None }
 }
 
-pub fn date_type() -> DataType {
-    DataType::Date
+/// A type by its engine name (`DOUBLE PRECISION`, `FLOAT64`, `DATETIME2`).
+pub fn named_type(name: &str) -> DataType {
+    DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]), Vec::new())
 }
 
-pub fn timestamp_type() -> DataType {
-    DataType::Timestamp(None, TimezoneInfo::None)
+/// Parses an expression template written for `dialect` and puts `x` where
+/// the template says `sb_x`. Templates are our own constant SQL; `x` is an
+/// AST, so nothing from a request is ever parsed here.
+pub fn from_template(template: &str, dialect: &dyn sqlparser::dialect::Dialect, x: &Expr) -> Expr {
+    let mut e = Parser::new(dialect)
+        .try_with_sql(template)
+        .and_then(|mut p| p.parse_expr())
+        .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
+    let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
+        if matches!(node, Expr::Identifier(id) if id.value == "sb_x") {
+            *node = x.clone();
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    e
+}
+
+/// `SELECT a UNION SELECT b` (distinct), as a query body.
+pub fn union(left: Query, right: Query) -> Query {
+    let mut q = templates().query.clone();
+    q.body = Box::new(SetExpr::SetOperation {
+        left: left.body,
+        op: sqlparser::ast::SetOperator::Union,
+        set_quantifier: sqlparser::ast::SetQuantifier::None,
+        right: right.body,
+    });
+    q
 }
 
 /// `name(args…)`, or `name(DISTINCT args…)`.
@@ -99,6 +125,42 @@ pub fn function(name: &str, args: Vec<Expr>, distinct: bool) -> Expr {
         clauses: Vec::new(),
     });
     Expr::Function(f)
+}
+
+/// `name(args…) WITHIN GROUP (ORDER BY order)`.
+pub fn function_within_group(name: &str, args: Vec<Expr>, order: Expr) -> Expr {
+    let Expr::Function(mut f) = function(name, args, false) else { unreachable!("function builds a function") };
+    f.within_group = vec![order_key(order, false, None)];
+    Expr::Function(f)
+}
+
+/// `CASE WHEN condition THEN result END`.
+pub fn case_when(condition: Expr, result: Expr) -> Expr {
+    let template = Parser::new(&GenericDialect {})
+        .try_with_sql("CASE WHEN a THEN 1 END")
+        .and_then(|mut p| p.parse_expr())
+        .expect("template parses");
+    let Expr::Case { case_token, end_token, .. } = template else { unreachable!("template is a CASE") };
+    Expr::Case {
+        case_token,
+        end_token,
+        operand: None,
+        conditions: vec![sqlparser::ast::CaseWhen { condition, result }],
+        else_result: None,
+    }
+}
+
+/// `CASE WHEN condition THEN result ELSE otherwise END`.
+pub fn case_when_else(condition: Expr, result: Expr, otherwise: Expr) -> Expr {
+    let Expr::Case { case_token, end_token, operand, conditions, .. } = case_when(condition, result) else {
+        unreachable!("case_when builds a CASE")
+    };
+    Expr::Case { case_token, end_token, operand, conditions, else_result: Some(Box::new(otherwise)) }
+}
+
+/// `NULLIF(e, 0)`.
+pub fn null_if_zero(e: Expr) -> Expr {
+    function("nullif", vec![e, number("0")], false)
 }
 
 /// `"schema"."table" AS "alias"`.
@@ -121,6 +183,56 @@ pub fn left_join(relation: TableFactor, on: Expr) -> Join {
     Join { relation, global: false, join_operator: JoinOperator::Left(JoinConstraint::On(on)) }
 }
 
+pub fn inner_join(relation: TableFactor, on: Expr) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::Join(JoinConstraint::On(on)) }
+}
+
+pub fn cross_join(relation: TableFactor) -> Join {
+    Join { relation, global: false, join_operator: JoinOperator::CrossJoin(JoinConstraint::None) }
+}
+
+/// A reference to a CTE by name: `"name"`.
+pub fn table_ref(quote: char, name: &str) -> TableFactor {
+    let mut t = templates().table.clone();
+    if let TableFactor::Table { name: n, alias, .. } = &mut t {
+        *n = ObjectName(vec![ObjectNamePart::Identifier(ident(quote, name))]);
+        *alias = None;
+    }
+    t
+}
+
+/// `WITH "name" AS (query), … outer`.
+pub fn with_ctes(ctes: Vec<(String, Query)>, quote: char, mut outer: Query) -> Query {
+    let mut with = templates().with.clone();
+    let template = with.cte_tables[0].clone();
+    with.cte_tables = ctes
+        .into_iter()
+        .map(|(name, query)| {
+            let mut cte = template.clone();
+            cte.alias.name = ident(quote, &name);
+            cte.query = Box::new(query);
+            cte
+        })
+        .collect();
+    outer.with = Some(with);
+    outer
+}
+
+/// `(query) AS "alias"`.
+pub fn derived(query: Query, quote: char, alias: &str) -> TableFactor {
+    let mut a = match &templates().table {
+        TableFactor::Table { alias: Some(a), .. } => a.clone(),
+        _ => unreachable!("the template table has an alias"),
+    };
+    a.name = ident(quote, alias);
+    TableFactor::Derived { lateral: false, subquery: Box::new(query), alias: Some(a), sample: None }
+}
+
+/// `EXISTS (query)`.
+pub fn exists(query: Query) -> Expr {
+    Expr::Exists { subquery: Box::new(query), negated: false }
+}
+
 pub fn aliased(e: Expr, quote: char, alias: &str) -> SelectItem {
     SelectItem::ExprWithAlias { expr: e, alias: ident(quote, alias) }
 }
@@ -135,29 +247,54 @@ pub fn order_key(e: Expr, descending: bool, nulls_last: Option<bool>) -> OrderBy
 
 /// The parts of a single-SELECT query.
 pub struct SelectParts {
+    pub distinct: bool,
     pub projection: Vec<SelectItem>,
     pub from: TableFactor,
     pub joins: Vec<Join>,
     pub selection: Option<Expr>,
     pub group_by: Vec<Expr>,
     pub order_by: Vec<OrderByExpr>,
-    pub limit: Option<Expr>,
+    pub limit: Option<Limit>,
+}
+
+/// A row limit in one of the three spellings.
+pub enum Limit {
+    Limit(u64),
+    Top(u64),
+    FetchFirst(u64),
 }
 
 pub fn query(parts: SelectParts) -> Query {
     let mut q = templates().query.clone();
     let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
     let select: &mut Select = select;
+    select.distinct = parts.distinct.then_some(sqlparser::ast::Distinct::Distinct);
     select.projection = parts.projection;
     select.from = vec![TableWithJoins { relation: parts.from, joins: parts.joins }];
     select.selection = parts.selection;
     select.group_by = GroupByExpr::Expressions(parts.group_by, Vec::new());
     q.order_by = (!parts.order_by.is_empty())
         .then(|| OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
-    q.limit_clause = parts.limit.map(|limit| sqlparser::ast::LimitClause::LimitOffset {
-        limit: Some(limit),
-        offset: None,
-        limit_by: Vec::new(),
-    });
+    match parts.limit {
+        None => {}
+        Some(Limit::Limit(n)) => {
+            q.limit_clause = Some(sqlparser::ast::LimitClause::LimitOffset {
+                limit: Some(number(&n.to_string())),
+                offset: None,
+                limit_by: Vec::new(),
+            })
+        }
+        Some(Limit::Top(n)) => {
+            let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
+            select.top = Some(sqlparser::ast::Top {
+                with_ties: false,
+                percent: false,
+                quantity: Some(sqlparser::ast::TopQuantity::Expr(number(&n.to_string()))),
+            });
+        }
+        Some(Limit::FetchFirst(n)) => {
+            q.fetch = Some(sqlparser::ast::Fetch { with_ties: false, percent: false, quantity: Some(number(&n.to_string())) })
+        }
+    }
     q
 }

@@ -1,56 +1,269 @@
 //! Dialect profiles: data plus a few enums, one per target engine. The
 //! emitter asks the profile at each choice point; a dialect never forks the
 //! emitter. Names map to profiles in one place, `Dialect::from_name`.
+//!
+//! Engine-specific expressions (time buckets) are SQL templates over a
+//! placeholder column `sb_x`, parsed once with the dialect's own sqlparser
+//! dialect; the emitter substitutes the real column into the parsed tree, so
+//! no request value ever reaches a template.
+
+use crate::model::{Grain, TypeClass};
 
 /// How a bound value is written in the SQL text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placeholders {
-    /// `$1`, `$2`, … (DuckDB, Postgres).
+    /// `$1`, `$2`, … (DuckDB, Postgres, DataFusion).
     DollarNumbered,
-    /// `?` (MySQL, SQLite, Trino).
+    /// `?` (MySQL, SQLite, Trino, Snowflake, BigQuery, Databricks, ANSI).
     QuestionMark,
+    /// `@p1`, `@p2`, … (SQL Server).
+    AtNumbered,
 }
 
-/// How a timestamp is truncated to the start of its period.
+/// The family of time-bucket templates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DateTrunc {
+pub enum Buckets {
     /// `date_trunc('month', x)`; `week` truncates to ISO Monday.
-    /// See <https://duckdb.org/docs/stable/sql/functions/date#date_truncpart-date>.
-    DateTruncFunction,
+    DateTrunc,
+    /// `TIMESTAMP_TRUNC(x, MONTH)` / `DATE_TRUNC(x, MONTH)`, `ISOWEEK`.
+    BigQuery,
+    /// `DATE_FORMAT`/`MAKEDATE`/`WEEKDAY` arithmetic (MySQL has no date_trunc).
+    MySql,
+    /// `DATETRUNC(month, x)` (SQL Server 2022), `iso_week`.
+    SqlServer,
+    /// `datetime(x, 'start of month')` modifiers.
+    Sqlite,
+    /// `FLOOR(x TO MONTH)` (SQL standard, Calcite).
+    FloorTo,
+}
+
+/// How NULLs are sorted last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NullsLast {
+    /// `… NULLS LAST`.
+    Explicit,
+    /// A leading `x IS NULL` key (MySQL sorts NULL first by default).
+    IsNullKey,
+    /// A leading `CASE WHEN x IS NULL THEN 1 ELSE 0 END` key (SQL Server).
+    CaseKey,
+}
+
+/// How the row count is limited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitStyle {
+    Limit,
+    /// `SELECT TOP (n)` (SQL Server).
+    Top,
+    /// `FETCH FIRST n ROWS ONLY` (SQL standard).
+    FetchFirst,
+}
+
+/// How a continuous percentile is written, if the engine has an exact one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Percentile {
+    /// `quantile_cont(x, p)`; see <https://duckdb.org/docs/stable/sql/functions/aggregates#quantile_contx-pos>.
+    QuantileCont,
+    /// `percentile_cont(p) WITHIN GROUP (ORDER BY x)` (SQL standard, Postgres, Snowflake).
+    WithinGroup,
+    /// `percentile(x, p)` (Spark/Databricks, exact).
+    PercentileFn,
+    /// No exact percentile aggregate (only approximations or window functions).
+    Unsupported,
+}
+
+/// How the median is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Median {
+    /// `median(x)`.
+    Function,
+    /// As the 0.5 percentile, in the dialect's percentile style.
+    AsPercentile,
+}
+
+/// NULL-safe equality for joining metric results on their keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NullSafeEq {
+    /// `a IS NOT DISTINCT FROM b`.
+    IsNotDistinctFrom,
+    /// `a <=> b` (MySQL).
+    Spaceship,
+}
+
+/// How a boolean column is tested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BooleanTest {
+    /// `CASE WHEN x THEN …`.
+    Bare,
+    /// `CASE WHEN x = 1 THEN …` (SQL Server `bit`).
+    EqualsOne,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dialect {
     pub name: &'static str,
+    /// Other names accepted for it.
+    pub aliases: &'static [&'static str],
+    /// `"`, `` ` `` or `[`.
     pub quote: char,
     pub placeholders: Placeholders,
-    pub date_trunc: DateTrunc,
-    /// Whether `date_trunc` of a DATE returns a TIMESTAMP, so the bucket needs
-    /// a cast back to DATE to stay typed like its dimension.
-    pub date_trunc_widens_dates: bool,
-    /// Write NULLS LAST explicitly, so NULL groups sort last in every engine.
-    pub explicit_nulls_last: bool,
+    pub buckets: Buckets,
+    /// Whether a bucket of a DATE comes back as a timestamp, so it needs a
+    /// cast back to DATE to stay typed like its dimension.
+    pub buckets_widen_dates: bool,
+    /// The template turning a bucket `sb_x` back into a DATE.
+    pub date_of: &'static str,
+    pub nulls_last: NullsLast,
+    pub limit: LimitStyle,
+    pub percentile: Percentile,
+    pub median: Median,
+    pub null_safe_eq: NullSafeEq,
+    /// Type name for floating-point division in ratios.
+    pub double_type: &'static str,
+    /// Type names for date and timestamp parameters (`None`: not cast).
+    pub date_param_types: Option<(&'static str, &'static str)>,
+    pub boolean_test: BooleanTest,
 }
 
 const DUCKDB: Dialect = Dialect {
     name: "duckdb",
+    aliases: &[],
     quote: '"',
     placeholders: Placeholders::DollarNumbered,
-    date_trunc: DateTrunc::DateTruncFunction,
-    date_trunc_widens_dates: true,
-    explicit_nulls_last: true,
+    buckets: Buckets::DateTrunc,
+    buckets_widen_dates: true,
+    date_of: "CAST(sb_x AS DATE)",
+    nulls_last: NullsLast::Explicit,
+    limit: LimitStyle::Limit,
+    percentile: Percentile::QuantileCont,
+    median: Median::Function,
+    null_safe_eq: NullSafeEq::IsNotDistinctFrom,
+    double_type: "DOUBLE PRECISION",
+    date_param_types: Some(("DATE", "TIMESTAMP")),
+    boolean_test: BooleanTest::Bare,
 };
 
 const POSTGRES: Dialect = Dialect {
     name: "postgres",
-    quote: '"',
-    placeholders: Placeholders::DollarNumbered,
-    date_trunc: DateTrunc::DateTruncFunction,
-    date_trunc_widens_dates: true,
-    explicit_nulls_last: true,
+    aliases: &["postgresql", "pg"],
+    percentile: Percentile::WithinGroup,
+    median: Median::AsPercentile,
+    ..DUCKDB
 };
 
-const PROFILES: [&Dialect; 2] = [&DUCKDB, &POSTGRES];
+/// <https://datafusion.apache.org/user-guide/sql/scalar_functions.html#date-trunc>
+const DATAFUSION: Dialect = Dialect { name: "datafusion", aliases: &[], percentile: Percentile::Unsupported, ..DUCKDB };
+
+/// <https://docs.snowflake.com/en/sql-reference/functions/date_trunc>; DATE_TRUNC keeps DATEs.
+const SNOWFLAKE: Dialect = Dialect {
+    name: "snowflake",
+    aliases: &[],
+    placeholders: Placeholders::QuestionMark,
+    buckets_widen_dates: false,
+    percentile: Percentile::WithinGroup,
+    ..DUCKDB
+};
+
+/// <https://cloud.google.com/bigquery/docs/reference/standard-sql/timestamp_functions#timestamp_trunc>
+const BIGQUERY: Dialect = Dialect {
+    name: "bigquery",
+    aliases: &[],
+    quote: '`',
+    placeholders: Placeholders::QuestionMark,
+    buckets: Buckets::BigQuery,
+    buckets_widen_dates: false,
+    percentile: Percentile::Unsupported,
+    median: Median::AsPercentile,
+    double_type: "FLOAT64",
+    date_param_types: Some(("DATE", "DATETIME")),
+    ..DUCKDB
+};
+
+/// <https://trino.io/docs/current/functions/datetime.html#date_trunc>; no exact percentile aggregate.
+const TRINO: Dialect = Dialect {
+    name: "trino",
+    aliases: &["presto"],
+    placeholders: Placeholders::QuestionMark,
+    buckets_widen_dates: false,
+    percentile: Percentile::Unsupported,
+    median: Median::AsPercentile,
+    double_type: "DOUBLE",
+    ..DUCKDB
+};
+
+/// Spark SQL: <https://docs.databricks.com/en/sql/language-manual/functions/date_trunc.html>
+const DATABRICKS: Dialect = Dialect {
+    name: "databricks",
+    aliases: &["spark"],
+    quote: '`',
+    placeholders: Placeholders::QuestionMark,
+    percentile: Percentile::PercentileFn,
+    double_type: "DOUBLE",
+    ..DUCKDB
+};
+
+/// MySQL 8 / MariaDB 10.6: no date_trunc, no NULLS LAST, no FULL JOIN.
+const MYSQL: Dialect = Dialect {
+    name: "mysql",
+    aliases: &["mariadb"],
+    quote: '`',
+    placeholders: Placeholders::QuestionMark,
+    buckets: Buckets::MySql,
+    nulls_last: NullsLast::IsNullKey,
+    percentile: Percentile::Unsupported,
+    median: Median::AsPercentile,
+    null_safe_eq: NullSafeEq::Spaceship,
+    double_type: "DOUBLE",
+    date_param_types: Some(("DATE", "DATETIME")),
+    ..DUCKDB
+};
+
+/// SQL Server 2022 (DATETRUNC, IS NOT DISTINCT FROM); PERCENTILE_CONT is window-only there.
+const MSSQL: Dialect = Dialect {
+    name: "mssql",
+    aliases: &["sqlserver", "tsql"],
+    quote: '[',
+    placeholders: Placeholders::AtNumbered,
+    buckets: Buckets::SqlServer,
+    buckets_widen_dates: false,
+    nulls_last: NullsLast::CaseKey,
+    limit: LimitStyle::Top,
+    percentile: Percentile::Unsupported,
+    median: Median::AsPercentile,
+    double_type: "FLOAT",
+    date_param_types: Some(("DATE", "DATETIME2")),
+    boolean_test: BooleanTest::EqualsOne,
+    ..DUCKDB
+};
+
+/// SQLite 3.39+: dates are text; datetime() modifiers bucket them.
+const SQLITE: Dialect = Dialect {
+    name: "sqlite",
+    aliases: &[],
+    placeholders: Placeholders::QuestionMark,
+    buckets: Buckets::Sqlite,
+    date_of: "date(sb_x)",
+    percentile: Percentile::Unsupported,
+    median: Median::AsPercentile,
+    double_type: "REAL",
+    date_param_types: None,
+    ..DUCKDB
+};
+
+/// The SQL standard, as Calcite reads it.
+const ANSI: Dialect = Dialect {
+    name: "ansi",
+    aliases: &["calcite"],
+    placeholders: Placeholders::QuestionMark,
+    buckets: Buckets::FloorTo,
+    buckets_widen_dates: false,
+    limit: LimitStyle::FetchFirst,
+    percentile: Percentile::WithinGroup,
+    median: Median::AsPercentile,
+    ..DUCKDB
+};
+
+const PROFILES: [&Dialect; 11] =
+    [&DUCKDB, &POSTGRES, &DATAFUSION, &SNOWFLAKE, &BIGQUERY, &TRINO, &DATABRICKS, &MYSQL, &MSSQL, &SQLITE, &ANSI];
 
 impl Dialect {
     /// Names accepted by `from_name`, for error messages.
@@ -62,29 +275,105 @@ impl Dialect {
         &DUCKDB
     }
 
+    /// The profile for a name or alias, case-insensitively; the error lists
+    /// the supported names.
     pub fn from_name(name: &str) -> Result<&'static Dialect, String> {
         let lower = name.to_ascii_lowercase();
-        let lower = match lower.as_str() {
-            "postgresql" | "pg" => "postgres",
-            other => other,
-        };
-        PROFILES.iter().copied().find(|d| d.name == lower).ok_or_else(|| {
-            format!("unknown dialect `{name}`; supported: {}", Dialect::supported().join(", "))
-        })
+        PROFILES
+            .iter()
+            .copied()
+            .find(|d| d.name == lower || d.aliases.contains(&lower.as_str()))
+            .ok_or_else(|| format!("unknown dialect `{name}`; supported: {}", Dialect::supported().join(", ")))
     }
 
     pub fn placeholder(&self, index: usize) -> String {
         match self.placeholders {
             Placeholders::DollarNumbered => format!("${index}"),
             Placeholders::QuestionMark => "?".to_string(),
+            Placeholders::AtNumbered => format!("@p{index}"),
+        }
+    }
+
+    /// The template of a time bucket over `sb_x`.
+    pub fn bucket_template(&self, grain: Grain, class: TypeClass) -> String {
+        let g = grain.as_str();
+        match self.buckets {
+            Buckets::DateTrunc => format!("date_trunc('{g}', sb_x)"),
+            Buckets::BigQuery => {
+                let part = if grain == Grain::Week { "ISOWEEK".to_string() } else { g.to_ascii_uppercase() };
+                let f = if class == TypeClass::Date { "DATE_TRUNC" } else { "TIMESTAMP_TRUNC" };
+                format!("{f}(sb_x, {part})")
+            }
+            Buckets::MySql => match grain {
+                Grain::Hour => "CAST(DATE_FORMAT(sb_x, '%Y-%m-%d %H:00:00') AS DATETIME)".into(),
+                Grain::Day => "CAST(DATE(sb_x) AS DATETIME)".into(),
+                Grain::Week => "CAST(DATE(sb_x) - INTERVAL WEEKDAY(sb_x) DAY AS DATETIME)".into(),
+                Grain::Month => "CAST(DATE_FORMAT(sb_x, '%Y-%m-01') AS DATETIME)".into(),
+                Grain::Quarter => "CAST(MAKEDATE(YEAR(sb_x), 1) + INTERVAL (QUARTER(sb_x) - 1) QUARTER AS DATETIME)".into(),
+                Grain::Year => "CAST(MAKEDATE(YEAR(sb_x), 1) AS DATETIME)".into(),
+            },
+            Buckets::SqlServer => {
+                let part = if grain == Grain::Week { "iso_week" } else { g };
+                format!("DATETRUNC({part}, sb_x)")
+            }
+            Buckets::Sqlite => match grain {
+                Grain::Hour => "strftime('%Y-%m-%d %H:00:00', sb_x)".into(),
+                Grain::Day => "datetime(sb_x, 'start of day')".into(),
+                // `weekday 0` moves to the coming Sunday (or stays), six days back is Monday.
+                Grain::Week => "datetime(sb_x, 'weekday 0', '-6 days', 'start of day')".into(),
+                Grain::Month => "datetime(sb_x, 'start of month')".into(),
+                Grain::Quarter => {
+                    "datetime(sb_x, 'start of month', '-' || ((CAST(strftime('%m', sb_x) AS INTEGER) - 1) % 3) || ' months')".into()
+                }
+                Grain::Year => "datetime(sb_x, 'start of year')".into(),
+            },
+            Buckets::FloorTo => format!("FLOOR(sb_x TO {})", g.to_ascii_uppercase()),
         }
     }
 
     /// The sqlparser dialect that must parse what this profile emits.
     pub fn parser_dialect(&self) -> Box<dyn sqlparser::dialect::Dialect> {
+        use sqlparser::dialect as d;
         match self.name {
-            "postgres" => Box::new(sqlparser::dialect::PostgreSqlDialect {}),
-            _ => Box::new(sqlparser::dialect::DuckDbDialect {}),
+            "duckdb" => Box::new(d::DuckDbDialect {}),
+            "postgres" => Box::new(d::PostgreSqlDialect {}),
+            "snowflake" => Box::new(d::SnowflakeDialect {}),
+            "bigquery" => Box::new(d::BigQueryDialect {}),
+            "databricks" => Box::new(d::DatabricksDialect {}),
+            "mysql" => Box::new(d::MySqlDialect {}),
+            "mssql" => Box::new(d::MsSqlDialect {}),
+            "sqlite" => Box::new(d::SQLiteDialect {}),
+            "ansi" => Box::new(d::AnsiDialect {}),
+            _ => Box::new(d::GenericDialect {}),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bucket template of every dialect parses with its own parser.
+    #[test]
+    fn every_template_parses() {
+        let x = sqlparser::ast::Expr::Identifier(sqlparser::ast::Ident::new("c"));
+        for d in PROFILES {
+            for g in Grain::ALL {
+                for class in [TypeClass::Date, TypeClass::Timestamp] {
+                    let e = crate::sql::build::from_template(&d.bucket_template(g, class), d.parser_dialect().as_ref(), &x);
+                    assert!(!e.to_string().contains("sb_x"), "{} {g:?}: {e}", d.name);
+                }
+            }
+            crate::sql::build::from_template(d.date_of, d.parser_dialect().as_ref(), &x);
+        }
+    }
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(Dialect::from_name("calcite").unwrap().name, "ansi");
+        assert_eq!(Dialect::from_name("PostgreSQL").unwrap().name, "postgres");
+        assert_eq!(Dialect::from_name("mariadb").unwrap().name, "mysql");
+        assert_eq!(Dialect::supported().len(), 11);
+        assert!(Dialect::from_name("oracle").unwrap_err().contains("supported: duckdb, postgres"));
     }
 }

@@ -1,140 +1,335 @@
-//! Lowering a `QueryPlan` to one SELECT:
+//! Lowering plans to one SELECT, asking the dialect profile at each choice.
 //!
+//! Direct aggregation:
 //! ```text
 //! SELECT [bucket AS "e.col__grain",] group cols AS "e.col", agg(measure) AS "metric"
 //! FROM anchor LEFT JOIN … ON …
-//! WHERE filters  GROUP BY …  ORDER BY … NULLS LAST  LIMIT n
+//! WHERE filters [AND EXISTS (semi-join)]  GROUP BY …  ORDER BY …  LIMIT n
 //! ```
+//! Deduplicated aggregation (a to-many join repeats anchor rows): the same
+//! FROM/WHERE first reduced to one row per (anchor identity, keys), then
+//! aggregated:
+//! ```text
+//! SELECT "sb_rows"."sb_k0" AS "p.category", agg("sb_rows"."sb_m") AS "metric"
+//! FROM (SELECT DISTINCT anchor.id AS "sb_id0", key AS "sb_k0", measure AS "sb_m" FROM … WHERE …) AS "sb_rows"
+//! GROUP BY "sb_rows"."sb_k0" ORDER BY … LIMIT n
+//! ```
+//! Several metrics: one CTE per simple metric (`sb_m<i>`: keys `sb_k<j>`,
+//! value `sb_v`); the union of their keys LEFT JOINs each NULL-safely, and
+//! the output metrics are expressions over the `sb_v`s. (No FULL JOIN: MySQL
+//! has none, and the key union reads the same everywhere.)
 
-use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
+use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
 
-use super::build::{self, SelectParts};
-use super::{CompiledSql, DateTrunc, Dialect};
-use crate::ir::{Filter, OutputRef, Value};
+use super::build::{self, Limit, SelectParts};
+use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast};
+use super::{CompiledSql, Dialect, Percentile};
+use crate::ir::{OutputExpr, OutputMetric, OutputRef, Value};
 use crate::model::{Aggregation, ArithOp, FilterOp, MeasureExpr, MeasureOperand, TypeClass};
-use crate::plan::{QueryPlan, TimeBucket};
+use crate::plan::{AggregationStrategy, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
 
-/// Renders `plan` for `dialect`.
-pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> CompiledSql {
-    let mut e = Emitter { dialect, params: Vec::new() };
-    let q = dialect.quote;
+const ROWS: &str = "sb_rows";
+
+/// A feature the target engine has no exact form of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    pub dialect: &'static str,
+    pub feature: String,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} has no exact {}", self.dialect, self.feature)
+    }
+}
+
+/// Renders one simple metric's `plan` for `dialect`.
+pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
+    let output = OutputMetric { name: plan.metric.clone(), expr: OutputExpr::Component(0) };
+    emit_all(std::slice::from_ref(plan), &[output], dialect)
+}
+
+/// Renders the plans of one request: one simple metric as a single query;
+/// anything else (several metrics, ratios, derived) as CTEs over its
+/// components.
+pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
+    let mut e = Emitter { dialect, parser: dialect.parser_dialect(), params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
+    let query = match (plans, outputs) {
+        ([plan], [OutputMetric { expr: OutputExpr::Component(0), .. }]) => select(&mut e, plan, Naming::Output)?,
+        _ => combined(&mut e, plans, outputs)?,
+    };
+    Ok(CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name })
+}
+
+/// How a SELECT names its columns.
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    /// The output names, with ORDER BY and LIMIT: a whole answer.
+    Output,
+    /// `sb_k<i>` and `sb_v`, unordered: one metric of several.
+    Internal,
+}
+
+fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> Result<sqlparser::ast::Query, Unsupported> {
+    let q = e.dialect.quote;
+    let first = &plans[0];
+    let mut ctes = Vec::new();
+    for (i, p) in plans.iter().enumerate() {
+        ctes.push((format!("sb_m{i}"), select(e, p, Naming::Internal)?));
+    }
+    let names = first.output_names();
+    let n_keys = names.len() - 1;
+    let key_cols: Vec<String> = (0..n_keys).map(|k| format!("sb_k{k}")).collect();
+    let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
+        // Ungrouped: every CTE is one row.
+        let joins = (1..plans.len()).map(|m| build::cross_join(build::table_ref(q, &format!("sb_m{m}")))).collect();
+        (build::table_ref(q, "sb_m0"), joins, Vec::new())
+    } else {
+        let key_select = |m: usize| {
+            build::query(SelectParts {
+                distinct: false,
+                projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &format!("sb_m{m}"), k))).collect(),
+                from: build::table_ref(q, &format!("sb_m{m}")),
+                joins: Vec::new(),
+                selection: None,
+                group_by: Vec::new(),
+                order_by: Vec::new(),
+                limit: None,
+            })
+        };
+        let keys = (1..plans.len()).fold(key_select(0), |acc, m| build::union(acc, key_select(m)));
+        let joins = (0..plans.len())
+            .map(|m| {
+                let on = key_cols
+                    .iter()
+                    .map(|k| e.null_safe_eq(build::column(q, "sb_keys", k), build::column(q, &format!("sb_m{m}"), k)))
+                    .collect();
+                build::left_join(build::table_ref(q, &format!("sb_m{m}")), build::and_all(on).expect("keys"))
+            })
+            .collect();
+        let exprs = key_cols.iter().map(|k| build::column(q, "sb_keys", k)).collect();
+        (build::derived(keys, q, "sb_keys"), joins, exprs)
+    };
+    let mut columns: Vec<(Expr, String)> = key_exprs.into_iter().zip(names.iter().cloned()).collect();
+    columns.extend(outputs.iter().map(|o| (e.output(&o.expr), o.name.clone())));
+    let order_by = e.order_by(first, &columns);
+    let outer = build::query(SelectParts {
+        distinct: false,
+        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        from,
+        joins,
+        selection: None,
+        group_by: Vec::new(),
+        order_by,
+        limit: Some(e.limit(first.limit)),
+    });
+    Ok(build::with_ctes(ctes, q, outer))
+}
+
+/// One metric's SELECT.
+fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> Result<sqlparser::ast::Query, Unsupported> {
+    let q = e.dialect.quote;
     let anchor = &plan.anchor.alias;
 
-    let mut projection = Vec::new();
-    let mut keys: Vec<Expr> = Vec::new();
+    // Output keys in output order: time bucket, then group-bys.
+    let mut keys: Vec<(Expr, String)> = Vec::new();
     if let Some(t) = &plan.time {
-        let bucket = e.time_bucket(t);
-        projection.push(build::aliased(bucket.clone(), q, &t.output_name));
-        keys.push(bucket);
+        keys.push((e.time_bucket(t), t.output_name.clone()));
     }
     for g in &plan.group_by {
-        let col = build::column(q, &g.column.entity, &g.column.column);
-        projection.push(build::aliased(col.clone(), q, &g.output_name));
-        keys.push(col);
+        keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
     }
-    projection.push(build::aliased(e.measure(plan, anchor), q, &plan.metric));
-
-    let joins = plan
-        .joins
-        .iter()
-        .map(|j| {
-            let on = j
-                .on
-                .iter()
-                .map(|(a, b)| {
-                    build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b))
-                })
-                .collect();
-            build::left_join(
-                build::table(q, &j.to.table.schema, &j.to.table.table, &j.to.alias),
-                build::and_all(on).expect("a join has at least one key"),
-            )
-        })
-        .collect();
-
-    let predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
+    let metric_name = match naming {
+        Naming::Output => plan.metric.clone(),
+        Naming::Internal => {
+            for (i, k) in keys.iter_mut().enumerate() {
+                k.1 = format!("sb_k{i}");
+            }
+            "sb_v".to_string()
+        }
+    };
+    let operand = e.measure_operand(plan, anchor);
+    let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor);
+    let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(e.relation(j), e.on(j))).collect();
+    let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
+    predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
     let selection = build::and_all(predicates);
 
-    let output_names = plan.output_names();
-    let n_time = usize::from(plan.time.is_some());
-    let order_by = plan
-        .order_by
-        .iter()
-        .map(|k| {
-            let name = match k.target {
-                OutputRef::Time => &output_names[0],
-                OutputRef::GroupBy(i) => &output_names[n_time + i],
-                OutputRef::Metric => &plan.metric,
-            };
-            let nulls_last = dialect.explicit_nulls_last.then_some(true);
-            build::order_key(Expr::Identifier(build::ident(q, name)), k.descending, nulls_last)
-        })
-        .collect();
-
-    let query = build::query(SelectParts {
-        projection,
-        from: build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor),
+    let (outer_keys, aggregate, from, joins, selection) = match &plan.aggregation {
+        AggregationStrategy::Direct => {
+            let aggregate = e.aggregate(plan, operand)?;
+            (keys.clone(), aggregate, from, joins, selection)
+        }
+        AggregationStrategy::Deduplicated { identity } => {
+            let mut inner: Vec<SelectItem> =
+                identity.iter().enumerate().map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("sb_id{i}"))).collect();
+            inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
+            inner.push(build::aliased(operand, q, "sb_m"));
+            let rows = build::query(SelectParts {
+                distinct: true,
+                projection: inner,
+                from,
+                joins,
+                selection,
+                group_by: Vec::new(),
+                order_by: Vec::new(),
+                limit: None,
+            });
+            let outer_keys: Vec<(Expr, String)> =
+                keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
+            let aggregate = e.aggregate(plan, build::column(q, ROWS, "sb_m"))?;
+            (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), None)
+        }
+    };
+    let mut columns = outer_keys.clone();
+    columns.push((aggregate, metric_name));
+    let (order_by, limit) = match naming {
+        Naming::Output => (e.order_by(plan, &columns), Some(e.limit(plan.limit))),
+        Naming::Internal => (Vec::new(), None),
+    };
+    Ok(build::query(SelectParts {
+        distinct: false,
+        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        from,
         joins,
         selection,
-        group_by: keys,
+        group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
         order_by,
-        limit: Some(build::number(&plan.limit.to_string())),
-    });
-    CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name }
+        limit,
+    }))
 }
 
 struct Emitter {
     dialect: &'static Dialect,
+    parser: Box<dyn sqlparser::dialect::Dialect>,
     params: Vec<Value>,
+    /// Output metric names, for ORDER BY.
+    outputs: Vec<String>,
 }
 
 impl Emitter {
+    fn limit(&self, n: u32) -> Limit {
+        match self.dialect.limit {
+            LimitStyle::Limit => Limit::Limit(u64::from(n)),
+            LimitStyle::Top => Limit::Top(u64::from(n)),
+            LimitStyle::FetchFirst => Limit::FetchFirst(u64::from(n)),
+        }
+    }
+
+    fn null_safe_eq(&self, a: Expr, b: Expr) -> Expr {
+        match self.dialect.null_safe_eq {
+            NullSafeEq::IsNotDistinctFrom => Expr::IsNotDistinctFrom(Box::new(a), Box::new(b)),
+            NullSafeEq::Spaceship => build::binary(a, BinaryOperator::Spaceship, b),
+        }
+    }
+
+    /// An output metric's value in the combined query: components are
+    /// `"sb_m<i>"."sb_v"`; division is floating-point and NULL on a zero divisor.
+    fn output(&self, e: &OutputExpr) -> Expr {
+        let q = self.dialect.quote;
+        match e {
+            OutputExpr::Component(i) => build::column(q, &format!("sb_m{i}"), "sb_v"),
+            OutputExpr::Number(n) => build::number(n),
+            OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner)) },
+            OutputExpr::Binary(ArithOp::Div, l, r) => build::nested(build::binary(
+                build::cast(self.output(l), build::named_type(self.dialect.double_type)),
+                BinaryOperator::Divide,
+                build::null_if_zero(self.output(r)),
+            )),
+            OutputExpr::Binary(op, l, r) => {
+                let op = match op {
+                    ArithOp::Add => BinaryOperator::Plus,
+                    ArithOp::Sub => BinaryOperator::Minus,
+                    _ => BinaryOperator::Multiply,
+                };
+                build::nested(build::binary(self.output(l), op, self.output(r)))
+            }
+        }
+    }
+
     /// Binds a value and returns its placeholder, cast where the engine would
     /// otherwise compare a string with a date.
     fn bind(&mut self, v: &Value) -> Expr {
         self.params.push(v.clone());
         let p = build::placeholder(self.dialect.placeholder(self.params.len()));
-        match v {
-            Value::Date(_) => build::cast(p, build::date_type()),
-            Value::Timestamp(_) => build::cast(p, build::timestamp_type()),
+        match (v, self.dialect.date_param_types) {
+            (Value::Date(_), Some((date, _))) => build::cast(p, build::named_type(date)),
+            (Value::Timestamp(_), Some((_, ts))) => build::cast(p, build::named_type(ts)),
             _ => p,
         }
     }
 
-    fn time_bucket(&self, t: &TimeBucket) -> Expr {
+    fn relation(&self, j: &JoinStep) -> sqlparser::ast::TableFactor {
+        build::table(self.dialect.quote, &j.to.table.schema, &j.to.table.table, &j.to.alias)
+    }
+
+    fn on(&self, j: &JoinStep) -> Expr {
         let q = self.dialect.quote;
-        let col = build::column(q, &t.dimension.entity, &t.dimension.column);
-        match self.dialect.date_trunc {
-            DateTrunc::DateTruncFunction => {
-                let trunc = build::function("date_trunc", vec![build::string(t.grain.as_str()), col], false);
-                if t.class == TypeClass::Date && self.dialect.date_trunc_widens_dates {
-                    build::cast(trunc, build::date_type())
-                } else {
-                    trunc
-                }
-            }
+        let eqs = j
+            .on
+            .iter()
+            .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
+            .collect();
+        build::and_all(eqs).expect("a join has at least one key")
+    }
+
+    fn time_bucket(&self, t: &TimeBucket) -> Expr {
+        let col = build::column(self.dialect.quote, &t.dimension.entity, &t.dimension.column);
+        let bucket = build::from_template(&self.dialect.bucket_template(t.grain, t.class), self.parser.as_ref(), &col);
+        if t.class == TypeClass::Date && self.dialect.buckets_widen_dates {
+            build::from_template(self.dialect.date_of, self.parser.as_ref(), &bucket)
+        } else {
+            bucket
         }
     }
 
-    fn measure(&self, plan: &QueryPlan, anchor: &str) -> Expr {
-        let q = self.dialect.quote;
-        let operand = match &plan.measure.operand {
-            MeasureOperand::Column(c) => build::column(q, anchor, c),
+    /// The value the measure aggregates, per anchor row.
+    fn measure_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
+        match &plan.measure.operand {
+            MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
             MeasureOperand::Expression(e) => match self.arith(e, anchor) {
                 Expr::Nested(inner) => *inner,
                 other => other,
             },
-        };
-        let (name, distinct) = match plan.measure.agg {
-            Aggregation::Sum => ("sum", false),
-            Aggregation::Count => ("count", false),
-            Aggregation::CountDistinct => ("count", true),
-            Aggregation::Avg => ("avg", false),
-            Aggregation::Min => ("min", false),
-            Aggregation::Max => ("max", false),
-        };
-        build::function(name, vec![operand], distinct)
+        }
+    }
+
+    fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Result<Expr, Unsupported> {
+        let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
+        Ok(match plan.measure.agg {
+            Aggregation::Sum => plain("sum", operand),
+            Aggregation::Count => plain("count", operand),
+            Aggregation::CountDistinct => build::function("count", vec![operand], true),
+            Aggregation::Avg => plain("avg", operand),
+            Aggregation::Min => plain("min", operand),
+            Aggregation::Max => plain("max", operand),
+            Aggregation::Median if self.dialect.median == Median::Function => plain("median", operand),
+            Aggregation::Median => self.percentile(operand, "0.5", "median")?,
+            Aggregation::Percentile => {
+                let p = plan.measure.percentile.expect("the loader requires a percentile").to_string();
+                self.percentile(operand, &p, "percentile")?
+            }
+            // Counting the true values gives 0 (not NULL) on no rows, as a count should.
+            Aggregation::SumBoolean => {
+                let test = match self.dialect.boolean_test {
+                    BooleanTest::Bare => operand,
+                    BooleanTest::EqualsOne => build::binary(operand, BinaryOperator::Eq, build::number("1")),
+                };
+                plain("count", build::case_when(test, build::number("1")))
+            }
+        })
+    }
+
+    fn percentile(&self, operand: Expr, fraction: &str, feature: &str) -> Result<Expr, Unsupported> {
+        Ok(match self.dialect.percentile {
+            Percentile::QuantileCont => build::function("quantile_cont", vec![operand, build::number(fraction)], false),
+            Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
+            Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
+            Percentile::Unsupported => {
+                return Err(Unsupported { dialect: self.dialect.name, feature: format!("{feature} aggregate") })
+            }
+        })
     }
 
     fn arith(&self, e: &MeasureExpr, anchor: &str) -> Expr {
@@ -156,8 +351,8 @@ impl Emitter {
         }
     }
 
-    fn filter(&mut self, f: &Filter) -> Expr {
-        let col = build::column(self.dialect.quote, &f.column.entity, &f.column.column);
+    fn filter(&mut self, f: &PlannedFilter) -> Expr {
+        let col = build::column(self.dialect.quote, &f.alias, &f.column);
         let op = match f.op {
             FilterOp::Eq => BinaryOperator::Eq,
             FilterOp::Ne => BinaryOperator::NotEq,
@@ -174,5 +369,60 @@ impl Emitter {
         };
         let value = self.bind(&f.values[0]);
         build::binary(col, op, value)
+    }
+
+    /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
+    fn semi_join(&mut self, s: &SemiJoin) -> Expr {
+        let (first, rest) = s.steps.split_first().expect("a semi-join has steps");
+        let joins = rest.iter().map(|j| build::inner_join(self.relation(j), self.on(j))).collect();
+        let mut predicates = vec![self.on(first)];
+        predicates.extend(s.filters.iter().map(|f| self.filter(f)));
+        let sub = build::query(SelectParts {
+            distinct: false,
+            projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+            from: self.relation(first),
+            joins,
+            selection: build::and_all(predicates),
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+        });
+        build::exists(sub)
+    }
+
+    /// ORDER BY the output columns (`columns`: expression and name, in output
+    /// order), NULLs last in every engine.
+    fn order_by(&self, plan: &QueryPlan, columns: &[(Expr, String)]) -> Vec<OrderByExpr> {
+        let q = self.dialect.quote;
+        let n_time = usize::from(plan.time.is_some());
+        let n_keys = n_time + plan.group_by.len();
+        let mut out = Vec::new();
+        for k in &plan.order_by {
+            let index = match k.target {
+                OutputRef::Time => 0,
+                OutputRef::GroupBy(i) => n_time + i,
+                OutputRef::Metric(i) => n_keys + i.min(self.outputs.len().saturating_sub(1)),
+            };
+            let Some((expr, name)) = columns.get(index) else { continue };
+            let alias = Expr::Identifier(build::ident(q, name));
+            match self.dialect.nulls_last {
+                NullsLast::Explicit => out.push(build::order_key(alias, k.descending, Some(true))),
+                NullsLast::IsNullKey => {
+                    out.push(build::order_key(Expr::IsNull(Box::new(alias.clone())), false, None));
+                    out.push(build::order_key(alias, k.descending, None));
+                }
+                // SQL Server accepts an alias alone in ORDER BY, not inside an
+                // expression: the NULL test reads the expression itself.
+                NullsLast::CaseKey => {
+                    out.push(build::order_key(
+                        build::case_when_else(Expr::IsNull(Box::new(expr.clone())), build::number("1"), build::number("0")),
+                        false,
+                        None,
+                    ));
+                    out.push(build::order_key(alias, k.descending, None));
+                }
+            }
+        }
+        out
     }
 }

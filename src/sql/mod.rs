@@ -12,8 +12,8 @@ mod build;
 mod dialect;
 mod emit;
 
-pub use dialect::{DateTrunc, Dialect, Placeholders};
-pub use emit::emit;
+pub use dialect::{Buckets, Dialect, LimitStyle, Median, NullSafeEq, NullsLast, Percentile, Placeholders};
+pub use emit::{emit, emit_all, Unsupported};
 
 use crate::ir::Value;
 

@@ -34,8 +34,13 @@ pub struct OrderByArgs {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetMetricArgs {
-    /// The metric's name, from list_metrics.
-    pub name: String,
+    /// The metric's name, from list_metrics. Give `name` or `names`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Several metrics answered side by side on the same group-bys and grain,
+    /// each aggregated at its own source. Give `name` or `names`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
     /// Columns to group by, as `entity.column`, in output order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub group_by: Vec<String>,
@@ -63,6 +68,18 @@ pub struct GetMetricArgs {
     /// Plan and compile only; nothing is executed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
+}
+
+impl GetMetricArgs {
+    /// Arguments for one metric by name.
+    pub fn metric(name: &str) -> Self {
+        GetMetricArgs { name: Some(name.to_string()), ..Default::default() }
+    }
+
+    /// The metric names asked for, `name` first.
+    pub fn metric_names(&self) -> Vec<String> {
+        self.name.iter().chain(self.names.iter()).cloned().collect()
+    }
 }
 
 /// Arguments of tools that take one name.

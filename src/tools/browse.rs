@@ -5,7 +5,7 @@ use serde_json::{json, Value as Json};
 
 use super::args::{NameArgs, ResolveJoinArgs};
 use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
-use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel, CATASTROPHIC_CATEGORIES};
+use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel};
 use crate::plan::JoinGraph;
 use crate::project::Project;
 
@@ -32,6 +32,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
             json!({
                 "name": m.name,
                 "description": m.description,
+                "type": "simple",
                 "entity": m.entity,
                 "aggregation": m.measure.agg.as_str(),
                 "measure_columns": m.measure.columns(),
@@ -40,6 +41,15 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "origin": m.origin.as_str(),
             })
         })
+        .chain(project.model.derived.values().map(|d| {
+            json!({
+                "name": d.name,
+                "description": d.description,
+                "type": d.kind.as_str(),
+                "inputs": d.inputs.iter().map(|i| json!({"metric": i.metric, "alias": i.alias, "filtered": !i.filters.is_empty()})).collect::<Vec<_>>(),
+                "origin": d.origin.as_str(),
+            })
+        }))
         .collect();
     listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])
 }
@@ -89,18 +99,19 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         .columns
         .iter()
         .map(|c| {
-            let tag = model.pii_policy.tag(&e.table, &c.name);
-            let categories: Vec<String> = tag.map(|t| t.categories.clone()).unwrap_or_default();
-            let redacted = categories.iter().any(|c| blocked.contains(c));
-            let catastrophic = categories.iter().any(|c| CATASTROPHIC_CATEGORIES.contains(&c.as_str()));
+            let tag = crate::pii::tag_of(model, &e.name, &c.name);
+            let redacted = tag.categories.iter().any(|c| blocked.contains(c));
+            // Only blocked categories are named for a redacted column; the rest
+            // stay private (naming them would let an agent probe for PII).
+            let categories: Vec<String> =
+                if redacted { tag.categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { tag.categories.clone() };
             json!({
                 "name": c.name,
                 "data_type": c.data_type,
                 "nullable": c.nullable,
                 "description": if redacted { None } else { c.description.clone() },
-                "pii_sensitivity": tag.map(|t| t.sensitivity.clone()),
-                // Only blocked categories are named; the rest stay private.
-                "pii_categories": if catastrophic || redacted { categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { categories },
+                "pii_sensitivity": tag.sensitivity,
+                "pii_categories": categories,
                 "redacted": redacted,
             })
         })

@@ -5,12 +5,12 @@
 use serde_json::{json, Value as Json};
 
 use super::args::{FilterArgs, GetMetricArgs};
-use super::recovery::issue_error;
+use super::recovery::issue_envelope;
 use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
 use crate::model::{Aggregation, Literal, MeasureOperand};
-use crate::plan::{self, Degradation, QueryPlan};
+use crate::plan::{Degradation, QueryPlan};
 use crate::project::Project;
 use crate::sql::{self, CompiledSql, Dialect};
 
@@ -18,6 +18,10 @@ use crate::sql::{self, CompiledSql, Dialect};
 pub enum Execution<'e> {
     /// Compile only (`compile`, `dry_run`).
     DryRun,
+    /// Compile, then have DuckDB prepare the SQL against empty tables shaped
+    /// like the model (`compile --validate`): names and types are bound, no
+    /// data is read, no warehouse is needed.
+    Validate,
     Run { engine: &'e dyn Engine, limits: Limits },
 }
 
@@ -34,30 +38,116 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             return Envelope::error(ToolError::new(FailureKind::MalformedName, message, recovery));
         }
     };
+    if args.name.is_some() && !args.names.is_empty() {
+        let mut fixed = args.clone();
+        fixed.names.insert(0, fixed.name.take().unwrap_or_default());
+        return Envelope::error(ToolError::new(
+            FailureKind::MalformedName,
+            "give `name` for one metric or `names` for several, not both",
+            Recovery::call("get_metric", args_object(&fixed)),
+        ));
+    }
     let request = match request_of(args) {
         Ok(r) => r,
-        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+        Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let planned = ir::resolve(&project.model, &request).and_then(|q| plan::plan(&project.model, &q));
-    let plan = match planned {
-        Ok(p) => p,
-        Err(issue) => return Envelope::error(issue_error(project, args, &issue)),
+    let (plans, outputs) = match crate::plan(&project.model, &request) {
+        Ok(p) => (p.plans, p.outputs),
+        Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let compiled = sql::emit(&plan, dialect);
-    let mut notes = plan.notes.clone();
+    let compiled = match sql::emit_all(&plans, &outputs, dialect) {
+        Ok(c) => c,
+        Err(unsupported) => {
+            // The same request in DuckDB's dialect, which has every exact aggregate.
+            let mut fixed = args.clone();
+            fixed.dialect = Some("duckdb".into());
+            fixed.dry_run = true;
+            return Envelope::error(ToolError::new(
+                FailureKind::MalformedName,
+                format!("{unsupported}, so this request cannot be written for it without changing its meaning; compile it for another dialect"),
+                Recovery::call("get_metric", args_object(&fixed)),
+            ));
+        }
+    };
+    let mut limit_cut = false;
+    let mut validation: Option<Json> = None;
+    let mut notes: Vec<String> = Vec::new();
+    for n in plans.iter().flat_map(|p| p.notes.iter()) {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
     let result = match execution {
-        Execution::DryRun => {
+        Execution::DryRun | Execution::Validate => {
             if project.catalog.is_none() {
                 notes.push("Compiled offline without a catalog snapshot: column types are the model's declared ones.".into());
             }
+            if matches!(execution, Execution::Validate) {
+                match validate(project, &compiled) {
+                    Ok(v) => validation = Some(v),
+                    Err(e) => return Envelope::error(e),
+                }
+            }
             None
         }
-        Execution::Run { engine, limits } => match engine.execute(&compiled, limits) {
-            Ok(rs) => Some(rs),
-            Err(e) => return Envelope::error(engine_error(args, e)),
-        },
+        Execution::Run { engine, limits } => {
+            // The engine runs the query with one row more than asked, to learn
+            // whether the limit cut groups off; that extra row is never returned.
+            let limit = plans[0].limit as usize;
+            let mut probe = plans.clone();
+            probe[0].limit += 1;
+            let probe_sql = match sql::emit_all(&probe, &outputs, dialect) {
+                Ok(c) => c,
+                Err(_) => compiled.clone(),
+            };
+            // The probe's extra row must not trip the row cap by itself.
+            let probe_limits = Limits { max_rows: limits.max_rows.max(limit + 1), ..limits };
+            match engine.execute(&probe_sql, probe_limits) {
+                Ok(mut rs) => {
+                    if rs.rows.len() > limit {
+                        rs.rows.truncate(limit);
+                        limit_cut = true;
+                    }
+                    if rs.rows.len() > limits.max_rows {
+                        rs.rows.truncate(limits.max_rows);
+                        rs.truncated = true;
+                    }
+                    Some(rs)
+                }
+                Err(e) => return Envelope::error(engine_error(args, e)),
+            }
+        }
     };
-    answer(project, &plan, &compiled, result, notes)
+    let unordered_cut = limit_cut && args.order_by.is_empty();
+    if limit_cut {
+        notes.push(format!(
+            "The limit of {} cut off further rows{}.",
+            plans[0].limit,
+            if unordered_cut { "; without order_by they are cut in key order, which is not a ranking: pass order_by to say what the top rows are" } else { "" }
+        ));
+    }
+    let mut env_data_extra = Vec::new();
+    if let Some(v) = validation {
+        env_data_extra.push(("validation", v));
+    }
+    answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
+}
+
+/// DuckDB prepares the SQL against empty tables built from the model's
+/// columns. DuckDB reads its own dialect and Postgres's; other dialects are
+/// reported as not validated rather than validated wrongly.
+fn validate(project: &Project, compiled: &CompiledSql) -> Result<Json, ToolError> {
+    if !matches!(compiled.dialect, "duckdb" | "postgres") {
+        return Ok(json!({"engine": null, "ok": null, "reason": format!("DuckDB does not read {} SQL; validate with --dialect duckdb", compiled.dialect)}));
+    }
+    let engine = crate::engine::DuckDbEngine::empty_like(&project.model)
+        .map_err(|e| ToolError::query_failed(format!("could not build the validation tables: {e}")))?;
+    match engine.validate(&compiled.sql) {
+        Ok(()) => Ok(json!({"engine": "duckdb", "ok": true})),
+        Err(e) => Err(ToolError::query_failed(format!(
+            "DuckDB rejects the compiled SQL, so the definitions disagree with the tables they name: {e}"
+        ))),
+    }
 }
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes
@@ -65,7 +155,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
 fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
     let filters = args.filters.iter().map(filter_of).collect::<Result<Vec<_>, _>>()?;
     Ok(MetricRequest {
-        name: args.name.clone(),
+        names: args.metric_names(),
         group_by: args.group_by.clone(),
         filters,
         time_grain: args.time_grain.clone(),
@@ -112,34 +202,57 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     }
 }
 
-fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: Option<ResultSet>, notes: Vec<String>) -> Envelope {
-    let columns = output_columns(project, plan, result.as_ref());
+fn answer(
+    project: &Project,
+    plans: &[QueryPlan],
+    outputs: &[ir::OutputMetric],
+    compiled: &CompiledSql,
+    result: Option<ResultSet>,
+    notes: Vec<String>,
+    limit_cut: bool,
+    unordered_cut: bool,
+    extra: Vec<(&str, Json)>,
+) -> Envelope {
+    let plan = &plans[0];
+    let columns = output_columns(project, plans, outputs, result.as_ref());
     let mut data = json!({
         "columns": columns,
         "sql": compiled.sql,
         "dialect": compiled.dialect,
         "params": compiled.params.iter().map(ir::Value::to_json).collect::<Vec<_>>(),
-        "joins": plan.joins.iter().map(|j| json!({
+        "joins": plans.iter().flat_map(|p| p.joins.iter().map(|j| json!({
+            "metric": p.metric,
             "name": j.join,
             "from": j.from_alias,
             "to": j.to.alias,
             "cardinality": j.cardinality.as_str(),
             "fans_out": j.fans_out(),
-        })).collect::<Vec<_>>(),
+        }))).collect::<Vec<_>>(),
         "time_dimension_resolution": plan.time_resolution.map(|t| t.as_str()),
         "notes": notes,
     });
+    if let Json::Object(m) = &mut data {
+        for (k, v) in extra {
+            m.insert(k.to_string(), v);
+        }
+    }
     let rows_empty = result.as_ref().is_some_and(|r| r.rows.is_empty());
     let truncated = result.as_ref().is_some_and(|r| r.truncated);
     if let (Some(rs), Json::Object(m)) = (result, &mut data) {
         m.insert("row_count".into(), rs.rows.len().into());
-        m.insert("truncated".into(), rs.truncated.into());
+        // More rows exist than were returned: cut by the row cap or by the limit.
+        m.insert("truncated".into(), (rs.truncated || limit_cut).into());
         m.insert("rows".into(), Json::Array(rs.rows.into_iter().map(Json::Array).collect()));
     }
-    let degradation = plan.degradations.first().map(|d| match d {
-        Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
-        Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
-    });
+    let degradation = plans
+        .iter()
+        .flat_map(|p| p.degradations.iter())
+        .map(|d| match d {
+            Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
+            Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
+        })
+        .next()
+        .or(unordered_cut.then_some(DegradationReason::MissingOrderByWithLimit));
     let envelope = match degradation {
         Some(reason) => Envelope::degraded(data, reason).with_confidence(Confidence::Medium),
         None if rows_empty => Envelope::empty(Some(data)).with_confidence(Confidence::High),
@@ -151,8 +264,9 @@ fn answer(project: &Project, plan: &QueryPlan, compiled: &CompiledSql, result: O
 
 /// `data.columns`: time bucket, group-bys, metric, each with a type and a role.
 /// Types come from the result when there is one, else from the model.
-fn output_columns(project: &Project, plan: &QueryPlan, result: Option<&ResultSet>) -> Vec<Json> {
+fn output_columns(project: &Project, plans: &[QueryPlan], outputs: &[ir::OutputMetric], result: Option<&ResultSet>) -> Vec<Json> {
     let model = &project.model;
+    let plan = &plans[0];
     let declared = |c: &crate::model::ColumnRef| {
         model.entity(&c.entity).and_then(|e| e.column(&c.column)).and_then(|c| c.data_type.clone())
     };
@@ -163,13 +277,23 @@ fn output_columns(project: &Project, plan: &QueryPlan, result: Option<&ResultSet
     for g in &plan.group_by {
         cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
     }
-    let metric_type = match (&plan.measure.agg, &plan.measure.operand) {
-        (Aggregation::Count | Aggregation::CountDistinct, _) => Some("bigint".to_string()),
-        (Aggregation::Avg, _) => Some("double".to_string()),
-        (_, MeasureOperand::Column(c)) => model.entity(&plan.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone()),
-        _ => None,
-    };
-    cols.push((plan.metric.clone(), metric_type, "metric"));
+    for o in outputs {
+        let metric_type = match &o.expr {
+            ir::OutputExpr::Component(i) => {
+                let p = &plans[*i];
+                match (&p.measure.agg, &p.measure.operand) {
+                    (Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean, _) => Some("bigint".to_string()),
+                    (Aggregation::Avg | Aggregation::Median | Aggregation::Percentile, _) => Some("double".to_string()),
+                    (_, MeasureOperand::Column(c)) => {
+                        model.entity(&p.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone())
+                    }
+                    _ => None,
+                }
+            }
+            _ => Some("double".to_string()),
+        };
+        cols.push((o.name.clone(), metric_type, "metric"));
+    }
     cols.into_iter()
         .enumerate()
         .map(|(i, (name, ty, role))| {

@@ -5,7 +5,7 @@ use serde_json::{json, Value as Json};
 
 use super::args::GetMetricArgs;
 use super::get_metric::args_object;
-use crate::envelope::{FailureKind, Recovery, ToolError};
+use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
 use crate::ir::{ColumnRole, Issue};
 use crate::project::Project;
 
@@ -26,13 +26,35 @@ fn list(items: &[String], max: usize) -> String {
     }
 }
 
-pub fn issue_error(project: &Project, args: &GetMetricArgs, issue: &Issue) -> ToolError {
-    let anchor = project.model.metric(&args.name).map(|m| m.entity.clone());
+/// The envelope for an issue: `refused` for PII, `error` for everything else.
+pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Envelope {
+    let first_metric = args.metric_names().into_iter().next().unwrap_or_default();
+    let anchor = project.model.metric(&first_metric).map(|m| m.entity.clone());
     let describe_anchor = || match &anchor {
         Some(a) => Recovery::call("describe_entity", json!({"name": a})),
         None => Recovery::call("list_entities", Json::Null),
     };
-    match issue {
+    let error = match issue {
+        Issue::PiiBlocked { categories, message } => {
+            // Refusals lead to the anchor's description, which marks the
+            // columns that cannot be used.
+            let recovery = match &anchor {
+                Some(a) => Recovery::call("describe_entity", json!({"name": a})),
+                None => Recovery::call("list_entities", Json::Null),
+            };
+            return Envelope::refused(ToolError::refusal(RefusalKind::PiiBlocked, message.clone(), recovery, categories.clone()));
+        }
+        Issue::MetricsCannotAlign { grain, without_time } => ToolError::new(
+            FailureKind::GrainMismatch,
+            format!(
+                "The metrics cannot share the {} grain: {} ha{} no time dimension; ask without time_grain or leave {} out.",
+                grain.as_str(),
+                list(without_time, 10),
+                if without_time.len() == 1 { "s" } else { "ve" },
+                if without_time.len() == 1 { "it" } else { "them" }
+            ),
+            retry(args, |a| a.time_grain = None),
+        ),
         Issue::UnknownMetric { name, fuzzy } => ToolError::new(FailureKind::UnknownMetric,
             format!("Metric `{name}` is not defined; list_metrics shows the metrics there are."),
             Recovery::call("list_metrics", Json::Null).with_fuzzy_matches(fuzzy.clone()),
@@ -126,14 +148,14 @@ pub fn issue_error(project: &Project, args: &GetMetricArgs, issue: &Issue) -> To
             let first = candidates.first().cloned();
             ToolError::new(FailureKind::AmbiguousTimeDimension,
                 format!(
-                    "Metric `{}` has no time dimension of its own and several are reachable: {}; pass time_dimension.",
-                    args.name,
+                    "Metric `{first_metric}` has no time dimension of its own and several are reachable: {}; pass time_dimension.",
                     list(candidates, 10)
                 ),
                 retry(args, |a| a.time_dimension = first).with_fuzzy_matches(candidates.clone()),
             )
         }
-    }
+    };
+    Envelope::error(error)
 }
 
 fn extend_via(via: &mut Vec<String>, joins: &[String]) {

@@ -124,3 +124,22 @@ fn the_embedded_demo_matches_semantics_demo() {
         assert_eq!(&std::fs::read_to_string(dir.join(rel)).unwrap(), text, "{rel}");
     }
 }
+
+#[test]
+fn compile_validate_prepares_the_sql_against_the_model_tables() {
+    let out = run(&["compile", "revenue", "--project", "semantics/demo", "--group-by", "product.category", "--validate"], &repo(""));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("validated: DuckDB prepares this SQL"));
+    // A definition DuckDB cannot bind (a sum of text) is caught before any warehouse sees it.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("validate-metric");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("status_sum.yaml");
+    std::fs::write(&file, "version: 1\nname: status_sum\nentity: order\nmeasure: {agg: sum, column: status}\n").unwrap();
+    let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo", "--validate", "--json"], &repo(""));
+    let env = envelope_of(&out);
+    let err = env.tool_error().expect("validation fails");
+    assert!(err.message().contains("DuckDB rejects"), "{}", err.message());
+    // Without --validate it compiles: only the engine knows sum(varchar) is wrong.
+    let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo"], &repo(""));
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -58,11 +58,7 @@ pub fn demo_project() -> &'static Project {
 pub fn demo_warehouse() -> &'static Path {
     static W: OnceLock<PathBuf> = OnceLock::new();
     W.get_or_init(|| {
-        let mut h: u64 = 0xcbf29ce484222325;
-        for b in schemabrain::demo::WAREHOUSE_SQL.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
-        }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("demo-{h:016x}"));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("demo-{}", schemabrain::demo::generator_fingerprint()));
         schemabrain::demo::ensure_warehouse(&dir).expect("demo warehouse builds");
         dir.join(schemabrain::demo::WAREHOUSE_FILE)
     })

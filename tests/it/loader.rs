@@ -86,3 +86,27 @@ fn broken_projects_give_reviewed_diagnostics_and_never_panic() {
         check_golden(&case.join("expected.txt"), &rendered);
     }
 }
+
+#[test]
+fn ratio_and_derived_metrics_are_checked() {
+    let entity = (FileKind::Entity, PathBuf::from("entities/o.yaml"), "version: 1\nname: o\nbinding: {single_table: s.o}\nidentity: id\ncolumns: [{name: id}, {name: status}]\n".to_string());
+    let simple = (FileKind::Metric, PathBuf::from("metrics/n.yaml"), "version: 1\nname: n\nentity: o\nmeasure: {agg: count, column: id}\n".to_string());
+    let bad = (
+        FileKind::Metric,
+        PathBuf::from("metrics/r.yaml"),
+        "version: 1\nname: r\ntype: ratio\nnumerator: {metric: nn, filter: [{column: o.stat, op: eq, value: x}]}\ndenominator: n\n".to_string(),
+    );
+    let derived = (
+        FileKind::Metric,
+        PathBuf::from("metrics/d.yaml"),
+        "version: 1\nname: d\ntype: derived\nexpression: a - bb\nmetrics: [{name: n, alias: a}, {name: n, alias: b}]\n".to_string(),
+    );
+    let (_, d) = load_project_from_files(&[entity.clone(), simple.clone(), bad, derived]);
+    let text = d.to_string();
+    assert!(text.contains("metrics/r.yaml:4: key `numerator`: unknown metric `nn`; did you mean n?"), "{text}");
+    assert!(text.contains("`bb` is not one of the inputs"), "{text}");
+    let good = (FileKind::Metric, PathBuf::from("metrics/g.yaml"), "version: 1\nname: g\ntype: ratio\nnumerator: n\ndenominator: n\n".to_string());
+    let (model, d) = load_project_from_files(&[entity, simple, good]);
+    assert!(d.is_empty(), "{d}");
+    assert_eq!(model.derived["g"].inputs.len(), 2);
+}

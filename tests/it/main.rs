@@ -12,6 +12,8 @@ mod loader;
 mod golden;
 // Answers on the demo warehouse equal hand-written SQL.
 mod oracle;
+// The planner against a brute-force evaluator on random schemas and data.
+mod oracle_fuzz;
 // Every error kind the planner raises, and its recovery followed.
 mod recovery;
 // The binary: exit codes, --json, stdout discipline.

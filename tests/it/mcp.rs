@@ -119,7 +119,8 @@ fn cases() -> Vec<(&'static str, Json, &'static str)> {
         ("list_joins", json!({}), "success"),
         ("resolve_join", json!({"entity_a": "order", "entity_b": "customer"}), "success"),
         ("resolve_join", json!({"entity_a": "order", "entity_b": "region"}), "error"),
-        ("get_metric", json!({"name": "revenue", "group_by": ["customer.country"], "limit": 5}), "success"),
+        ("get_metric", json!({"name": "revenue", "group_by": ["customer.country"], "limit": 5, "order_by": [{"column": "revenue", "direction": "desc"}]}), "success"),
+        ("get_metric", json!({"name": "revenue", "group_by": ["customer.country"], "limit": 5}), "degraded"),
         ("get_metric", json!({"name": "revenue", "time_grain": "month", "dry_run": true}), "success"),
         ("get_metric", json!({"name": "revenue", "group_by": ["region.name"]}), "error"),
         ("get_metric", json!({"name": "revenue", "grain": "month"}), "error"),
@@ -271,7 +272,7 @@ async fn response_format_and_token_estimate() {
     assert_eq!(bad["status"], "error");
     assert_eq!(bad["error"]["recovery"]["suggested_args"]["response_format"], "concise");
     // The hard cap: ten thousand daily rows would be far over 20k tokens.
-    let huge = call(&client, &tools, "get_metric", json!({"name": "order_count", "time_grain": "day", "group_by": ["customer.country"], "limit": 10000, "response_format": "detailed"})).await;
+    let huge = call(&client, &tools, "get_metric", json!({"name": "order_count", "time_grain": "day", "group_by": ["customer.country"], "limit": 10000, "order_by": [{"column": "order_count", "direction": "desc"}], "response_format": "detailed"})).await;
     assert_eq!(huge["status"], "success", "{}", huge["error"]);
     assert_eq!(huge["data"]["truncated"], true, "cut to the cap");
     assert!(huge["data"]["token_estimate"].as_u64().unwrap() <= 20_000);

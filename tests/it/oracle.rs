@@ -87,7 +87,8 @@ fn result_columns_are_named_typed_and_in_role_order() {
         ]
     );
     assert_eq!(data["row_count"], 3);
-    assert_eq!(data["truncated"], false);
+    // 36 months × many countries: the limit of 3 cut rows off, and says so.
+    assert_eq!(data["truncated"], true);
     assert_eq!(data["params"], serde_json::json!(["cancelled"]));
 }
 
@@ -128,4 +129,25 @@ fn queries_cannot_write_to_the_warehouse() {
     let write = CompiledSql { sql: "CREATE TABLE main.intruder (x INTEGER)".into(), params: Vec::new(), dialect: "duckdb" };
     let err = engine.execute(&write, limits()).expect_err("read-only");
     assert!(err.to_string().to_lowercase().contains("read-only") || err.to_string().to_lowercase().contains("read only"), "{err}");
+}
+
+#[test]
+fn a_limit_that_cuts_unordered_groups_is_degraded() {
+    let project = demo_project_with_catalog();
+    let engine = demo_engine();
+    let run = |args: serde_json::Value| tools::call(project, "get_metric", &args, Execution::Run { engine: &engine, limits: limits() });
+    let env = run(serde_json::json!({"name": "revenue", "group_by": ["customer.country"], "limit": 3}));
+    assert_eq!(env.status(), Status::Degraded);
+    assert_eq!(env.degradation_reason().unwrap().as_str(), "missing_order_by_with_limit");
+    let data = env.data().unwrap();
+    assert_eq!((data["row_count"].as_i64(), data["truncated"].as_bool()), (Some(3), Some(true)));
+    assert!(data["sql"].as_str().unwrap().ends_with("LIMIT 3"), "data.sql is the query as asked");
+    // Ordered: the top 3 are what was asked for.
+    let env = run(serde_json::json!({"name": "revenue", "group_by": ["customer.country"], "limit": 3, "order_by": [{"column": "revenue", "direction": "desc"}]}));
+    assert_eq!(env.status(), Status::Success);
+    assert_eq!(env.data().unwrap()["truncated"], true);
+    // A limit that cuts nothing says so.
+    let env = run(serde_json::json!({"name": "revenue", "group_by": ["order.status"], "limit": 10}));
+    assert_eq!(env.status(), Status::Success);
+    assert_eq!(env.data().unwrap()["truncated"], false);
 }

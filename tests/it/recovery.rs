@@ -152,15 +152,18 @@ fn ambiguous_time_dimension_recovery_names_one() {
 }
 
 #[test]
-fn fan_out_is_never_silent() {
+fn fan_out_is_answered_exactly_and_explained() {
     let env = dry(json!({"name": "order_count", "group_by": ["product.category"]}));
-    assert_eq!(env.status(), Status::Degraded);
-    assert_eq!(env.degradation_reason().unwrap().as_str(), "fan_out_join");
+    assert_eq!(env.status(), Status::Success);
     let data = env.data().unwrap();
     assert!(data["joins"].as_array().unwrap().iter().any(|j| j["name"] == "order_item_order" && j["fans_out"] == true));
-    assert!(data["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("order_item_order")));
-    // Many-to-one only: not degraded.
-    assert_eq!(dry(json!({"name": "units_sold", "group_by": ["product.category"]})).status(), Status::Success);
+    let notes: Vec<&str> = data["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.contains("order_item_order") && n.contains("more than the total")), "{notes:?}");
+    assert!(data["sql"].as_str().unwrap().contains("SELECT DISTINCT"), "deduplicates before aggregating");
+    // A filter across the to-many hop is a semi-join.
+    let env = dry(json!({"name": "revenue", "filters": [{"column": "product.category", "op": "eq", "value": "home"}]}));
+    assert_eq!(env.status(), Status::Success);
+    assert!(env.data().unwrap()["sql"].as_str().unwrap().contains("EXISTS"));
 }
 
 #[test]
@@ -191,4 +194,123 @@ fn resolve_join_kinds() {
         let next = tools::call(demo_project(), r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap_or_default()), Execution::DryRun);
         assert!(matches!(next.status(), Status::Success | Status::Empty), "{kind} recovery: {}", serde_json::to_string(&next).unwrap());
     }
+}
+
+fn refused(args: Json) -> (Vec<String>, String, Envelope) {
+    let env = dry(args.clone());
+    assert_eq!(env.status(), Status::Refused, "{args}: {}", serde_json::to_string(&env).unwrap());
+    assert!(env.data().is_none(), "a refusal carries no SQL");
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "pii_blocked");
+    assert_eq!(err.code().as_str(), "UNAUTHORIZED");
+    let r = err.recovery();
+    let next = tools::call(demo_project(), r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap_or_default()), Execution::DryRun);
+    assert_eq!(next.status(), Status::Success, "the refusal's recovery answers");
+    (err.pii_categories().to_vec(), err.message().to_string(), next)
+}
+
+#[test]
+fn pii_blocked_by_policy_names_only_blocked_categories() {
+    // contact is blocked by the demo policy: as a group-by, a filter or via a join.
+    let (cats, msg, next) = refused(json!({"name": "revenue", "group_by": ["customer.email"]}));
+    assert_eq!(cats, vec!["contact"]);
+    assert!(!msg.contains("location"), "{msg}");
+    // The recovery describes the anchor, whose joined customer columns are listed as reachable.
+    assert_eq!(next.data().unwrap()["name"], "order");
+    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.phone", "op": "eq", "value": "1"}]}));
+    assert_eq!(cats, vec!["contact"]);
+}
+
+#[test]
+fn the_catastrophic_floor_is_always_blocked() {
+    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.password_hash", "op": "is_null"}]}));
+    assert_eq!(cats, vec!["credential"]);
+}
+
+#[test]
+fn grouping_by_any_pii_is_refused_but_filtering_by_unblocked_pii_answers() {
+    let (cats, msg, _) = refused(json!({"name": "order_count", "group_by": ["customer.date_of_birth"]}));
+    assert_eq!(cats, vec!["demographic_protected"]);
+    assert!(msg.contains("customer.date_of_birth"), "{msg}");
+    let env = dry(json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}));
+    assert_eq!(env.status(), Status::Success);
+}
+
+#[test]
+fn min_max_over_tagged_columns_is_refused() {
+    use schemabrain::model::{load_project_from_files, FileKind};
+    use schemabrain::project::Project;
+    let files = vec![
+        (FileKind::Entity, "entities/e.yaml".into(), "version: 1\nname: employee\nbinding: {single_table: hr.employees}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: salary, type: \"decimal(10,2)\"}, {name: team, type: varchar}]\n".to_string()),
+        (FileKind::Metric, "metrics/top.yaml".into(), "version: 1\nname: top_salary\nentity: employee\nmeasure: {agg: max, column: salary}\n".to_string()),
+        (FileKind::Metric, "metrics/total.yaml".into(), "version: 1\nname: payroll\nentity: employee\nmeasure: {agg: sum, column: salary}\n".to_string()),
+    ];
+    let (model, diags) = load_project_from_files(&files);
+    assert!(diags.is_empty(), "{diags}");
+    let project = Project::from_parts(".".into(), model, None).unwrap();
+    let top = tools::call(&project, "get_metric", &json!({"name": "top_salary", "dry_run": true}), Execution::DryRun);
+    assert_eq!(top.status(), Status::Refused);
+    assert_eq!(top.tool_error().unwrap().pii_categories(), ["financial".to_string()]);
+    // Summing the same column is an aggregate, not a raw value: it answers.
+    let total = tools::call(&project, "get_metric", &json!({"name": "payroll", "group_by": ["employee.team"], "dry_run": true}), Execution::DryRun);
+    assert_eq!(total.status(), Status::Success);
+}
+
+fn fixture(files: &[(&str, &str)]) -> schemabrain::project::Project {
+    use schemabrain::model::{load_project_from_files, FileKind};
+    let files: Vec<(FileKind, std::path::PathBuf, String)> = files
+        .iter()
+        .map(|(path, text)| {
+            let kind = if path.starts_with("entities") { FileKind::Entity } else if path.starts_with("joins") { FileKind::Join } else { FileKind::Metric };
+            (kind, path.into(), text.to_string())
+        })
+        .collect();
+    let (model, diags) = load_project_from_files(&files);
+    assert!(diags.is_empty(), "{diags}");
+    schemabrain::project::Project::from_parts(".".into(), model, None).unwrap()
+}
+
+#[test]
+fn a_grain_without_any_time_dimension_is_degraded_and_unbucketed() {
+    let p = fixture(&[
+        ("entities/t.yaml", "version: 1\nname: ticket\nbinding: {single_table: s.t}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: minutes, type: integer}]\n"),
+        ("metrics/m.yaml", "version: 1\nname: minutes\nentity: ticket\nmeasure: {agg: sum, column: minutes}\n"),
+    ]);
+    let env = tools::call(&p, "get_metric", &json!({"name": "minutes", "time_grain": "month", "dry_run": true}), Execution::DryRun);
+    assert_eq!(env.status(), Status::Degraded);
+    assert_eq!(env.degradation_reason().unwrap().as_str(), "time_dimension_unavailable");
+    let data = env.data().unwrap();
+    assert_eq!(data["columns"].as_array().unwrap().len(), 1, "no bucket column");
+    assert_eq!(data["time_dimension_resolution"], "unavailable");
+}
+
+#[test]
+fn metrics_that_cannot_share_a_grain_are_grain_mismatch() {
+    let p = fixture(&[
+        ("entities/t.yaml", "version: 1\nname: ticket\nbinding: {single_table: s.t}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: minutes, type: integer}, {name: opened_at, type: timestamp}]\n"),
+        ("entities/u.yaml", "version: 1\nname: agent\nbinding: {single_table: s.a}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: team, type: varchar}]\n"),
+        ("metrics/m.yaml", "version: 1\nname: minutes\nentity: ticket\nmeasure: {agg: sum, column: minutes}\ntime_dimension: ticket.opened_at\ntime_grains: [day, month]\n"),
+        ("metrics/n.yaml", "version: 1\nname: agents\nentity: agent\nmeasure: {agg: count, column: id}\n"),
+    ]);
+    let args = json!({"names": ["minutes", "agents"], "time_grain": "month", "dry_run": true});
+    let env = tools::call(&p, "get_metric", &args, Execution::DryRun);
+    let err = env.tool_error().expect("error");
+    assert_eq!(err.kind().as_str(), "grain_mismatch");
+    assert!(err.message().contains("agents"), "{}", err.message());
+    let r = err.recovery();
+    let next = tools::call(&p, r.suggested_tool().unwrap(), &Json::Object(r.suggested_args().cloned().unwrap()), Execution::DryRun);
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
+fn name_and_names_together_are_refused_with_a_fix() {
+    let env = dry(json!({"name": "revenue", "names": ["order_count"]}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "malformed_name");
+    let r = err.recovery();
+    let mut next_args = Json::Object(r.suggested_args().cloned().unwrap());
+    next_args["dry_run"] = true.into();
+    let next = tools::call(demo_project(), "get_metric", &next_args, Execution::DryRun);
+    assert_eq!(next.status(), Status::Success);
+    assert_eq!(next.data().unwrap()["columns"].as_array().unwrap().len(), 2);
 }

@@ -1,0 +1,12 @@
+-- case: 017_dedup_group_by
+-- dialect: ansi
+-- status: success
+-- A repeated group-by column is emitted once.
+SELECT
+  "order"."status" AS "order.status",
+  count("order"."id") AS "order_count"
+FROM
+  "main"."orders" AS "order"
+GROUP BY
+  "order"."status" ORDER BY "order.status" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
+-- params: []

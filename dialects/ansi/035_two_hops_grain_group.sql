@@ -1,0 +1,18 @@
+-- case: 035_two_hops_grain_group
+-- dialect: ansi
+-- status: success
+-- Two many_to_one hops, a grain and a group-by together.
+SELECT
+  FLOOR("order"."ordered_at" TO QUARTER) AS "order.ordered_at__quarter",
+  "region"."name" AS "region.name",
+  "customer"."segment" AS "customer.segment",
+  sum("order"."amount") AS "revenue"
+FROM
+  "main"."orders" AS "order"
+  LEFT JOIN "main"."customers" AS "customer" ON "order"."customer_id" = "customer"."id"
+  LEFT JOIN "main"."regions" AS "region" ON "customer"."region_id" = "region"."id"
+WHERE
+  "order"."status" NOT IN (?)
+GROUP BY
+  FLOOR("order"."ordered_at" TO QUARTER), "region"."name", "customer"."segment" ORDER BY "order.ordered_at__quarter" ASC NULLS LAST, "region.name" ASC NULLS LAST, "customer.segment" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
+-- params: ["cancelled"]

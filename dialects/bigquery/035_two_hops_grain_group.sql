@@ -1,0 +1,18 @@
+-- case: 035_two_hops_grain_group
+-- dialect: bigquery
+-- status: success
+-- Two many_to_one hops, a grain and a group-by together.
+SELECT
+  TIMESTAMP_TRUNC(`order`.`ordered_at`, QUARTER) AS `order.ordered_at__quarter`,
+  `region`.`name` AS `region.name`,
+  `customer`.`segment` AS `customer.segment`,
+  sum(`order`.`amount`) AS `revenue`
+FROM
+  `main`.`orders` AS `order`
+  LEFT JOIN `main`.`customers` AS `customer` ON `order`.`customer_id` = `customer`.`id`
+  LEFT JOIN `main`.`regions` AS `region` ON `customer`.`region_id` = `region`.`id`
+WHERE
+  `order`.`status` NOT IN (?)
+GROUP BY
+  TIMESTAMP_TRUNC(`order`.`ordered_at`, QUARTER), `region`.`name`, `customer`.`segment` ORDER BY `order.ordered_at__quarter` ASC NULLS LAST, `region.name` ASC NULLS LAST, `customer.segment` ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled"]

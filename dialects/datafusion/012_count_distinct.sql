@@ -1,0 +1,12 @@
+-- case: 012_count_distinct
+-- dialect: datafusion
+-- status: success
+-- count_distinct renders as count(DISTINCT …).
+SELECT
+  "customer"."segment" AS "customer.segment",
+  count(DISTINCT "customer"."id") AS "customer_count"
+FROM
+  "main"."customers" AS "customer"
+GROUP BY
+  "customer"."segment" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
+-- params: []

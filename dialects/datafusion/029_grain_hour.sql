@@ -1,0 +1,5 @@
+-- case: 029_grain_hour
+-- dialect: datafusion
+-- status: error
+-- Hour buckets on a TIMESTAMP dimension.
+-- error: invalid_time_grain: Time grain `hour` is not allowed here; allowed: `day`, `week`, `month`, `quarter`, `year`.

@@ -1,0 +1,14 @@
+-- case: 041_semi_join_two_hops
+-- dialect: datafusion
+-- status: success
+-- A semi-join two hops deep (customer → order → order_item).
+SELECT
+  "customer"."segment" AS "customer.segment",
+  count(DISTINCT "customer"."id") AS "customer_count"
+FROM
+  "main"."customers" AS "customer"
+WHERE
+  EXISTS (SELECT 1 FROM "main"."orders" AS "order__s1" JOIN "main"."order_items" AS "order_item__s1" ON "order__s1"."id" = "order_item__s1"."order_id" WHERE "customer"."id" = "order__s1"."customer_id" AND "order_item__s1"."quantity" > $1)
+GROUP BY
+  "customer"."segment" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
+-- params: [4]

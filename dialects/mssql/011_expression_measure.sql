@@ -1,0 +1,13 @@
+-- case: 011_expression_measure
+-- dialect: mssql
+-- status: success
+-- A measure expression over anchor columns, fully parenthesised.
+SELECT TOP (1000)
+  [product].[category] AS [product.category],
+  sum([order_item].[quantity] * [order_item].[unit_price]) AS [item_revenue]
+FROM
+  [main].[order_items] AS [order_item]
+  LEFT JOIN [main].[products] AS [product] ON [order_item].[product_id] = [product].[id]
+GROUP BY
+  [product].[category] ORDER BY CASE WHEN [product].[category] IS NULL THEN 1 ELSE 0 END ASC, [product.category] ASC
+-- params: []

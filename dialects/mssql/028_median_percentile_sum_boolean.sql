@@ -1,0 +1,5 @@
+-- case: 028_median_percentile_sum_boolean
+-- dialect: mssql
+-- status: error
+-- median, percentile and sum_boolean aggregations, per dialect.
+-- error: malformed_name: mssql has no exact median aggregate, so this request cannot be written for it without changing its meaning; compile it for another dialect

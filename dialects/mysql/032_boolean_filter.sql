@@ -1,0 +1,15 @@
+-- case: 032_boolean_filter
+-- dialect: mysql
+-- status: success
+-- A boolean filter value.
+SELECT
+  `store`.`name` AS `store.name`,
+  sum(`order`.`amount`) AS `revenue`
+FROM
+  `main`.`orders` AS `order`
+  LEFT JOIN `main`.`stores` AS `store` ON `order`.`store_id` = `store`.`id`
+WHERE
+  `order`.`status` NOT IN (?) AND `order`.`is_gift` = ?
+GROUP BY
+  `store`.`name` ORDER BY `store.name` IS NULL ASC, `store.name` ASC LIMIT 1000
+-- params: ["cancelled",true]

@@ -1,0 +1,42 @@
+-- case: 024_two_metrics_time_aligned
+-- dialect: sqlite
+-- status: success
+-- Metrics with different time dimensions share a metric_time bucket.
+WITH "sb_m0" AS (
+  SELECT
+    datetime("order"."ordered_at", 'start of month') AS "sb_k0",
+    sum("order"."amount") AS "sb_v"
+  FROM
+    "main"."orders" AS "order"
+  WHERE
+    "order"."status" NOT IN (?)
+  GROUP BY
+    datetime("order"."ordered_at", 'start of month')
+), "sb_m1" AS (
+  SELECT
+    date(datetime("campaign_spend"."spent_on", 'start of month')) AS "sb_k0",
+    sum("campaign_spend"."cost") AS "sb_v"
+  FROM
+    "main"."campaign_spend" AS "campaign_spend"
+  GROUP BY
+    date(datetime("campaign_spend"."spent_on", 'start of month'))
+)
+SELECT
+  "sb_keys"."sb_k0" AS "metric_time__month",
+  "sb_m0"."sb_v" AS "revenue",
+  "sb_m1"."sb_v" AS "campaign_cost"
+FROM
+  (
+    SELECT
+      "sb_m0"."sb_k0"
+    FROM
+      "sb_m0"
+    UNION
+    SELECT
+      "sb_m1"."sb_k0"
+    FROM
+      "sb_m1"
+  ) AS "sb_keys"
+  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
+  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" ORDER BY "metric_time__month" ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled"]

@@ -1,0 +1,5 @@
+-- case: 038_percentile_by_quarter
+-- dialect: sqlite
+-- status: error
+-- A continuous percentile, exact only in some engines (the rest answer why).
+-- error: malformed_name: sqlite has no exact percentile aggregate, so this request cannot be written for it without changing its meaning; compile it for another dialect

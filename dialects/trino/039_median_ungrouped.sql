@@ -1,0 +1,5 @@
+-- case: 039_median_ungrouped
+-- dialect: trino
+-- status: error
+-- The median of all orders.
+-- error: malformed_name: trino has no exact median aggregate, so this request cannot be written for it without changing its meaning; compile it for another dialect

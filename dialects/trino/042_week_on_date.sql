@@ -1,0 +1,14 @@
+-- case: 042_week_on_date
+-- dialect: trino
+-- status: success
+-- ISO weeks on a DATE dimension stay DATEs.
+SELECT
+  date_trunc('week', "campaign_spend"."spent_on") AS "campaign_spend.spent_on__week",
+  sum("campaign_spend"."cost") AS "campaign_cost"
+FROM
+  "main"."campaign_spend" AS "campaign_spend"
+WHERE
+  "campaign_spend"."spent_on" >= CAST(? AS DATE)
+GROUP BY
+  date_trunc('week', "campaign_spend"."spent_on") ORDER BY "campaign_spend.spent_on__week" ASC NULLS LAST LIMIT 1000
+-- params: ["2025-06-01"]

@@ -1,0 +1,158 @@
+//! Column-name classification into PII categories. Names are split into
+//! lower-case words (snake_case and camelCase), so `customerEmail`,
+//! `customer_email` and `EMAIL` classify alike, while `product_name` is not
+//! contact data and `emailed_count` is not an email.
+//!
+//! Names only: a column named `attr_1` that holds emails is not caught here
+//! (value sampling belongs to indexing). Overrides in `pii_policy.yaml` win.
+
+/// One rule: the category, and word sequences any of which must appear
+/// contiguously in the name.
+struct Rule {
+    category: &'static str,
+    any_of: &'static [&'static [&'static str]],
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        category: "credential",
+        any_of: &[
+            &["password"], &["passwd"], &["pwd"], &["secret"], &["api", "key"], &["apikey"], &["private", "key"],
+            &["access", "token"], &["refresh", "token"], &["auth", "token"], &["token"], &["salt"], &["otp"],
+            &["credential"], &["credentials"], &["passwordhash"], &["pin", "code"],
+        ],
+    },
+    Rule {
+        category: "payment_card",
+        any_of: &[
+            &["card", "number"], &["card", "no"], &["card", "num"], &["cardnumber"], &["credit", "card"],
+            &["creditcard"], &["pan"], &["cvv"], &["cvc"], &["card", "fingerprint"], &["card", "last4"],
+        ],
+    },
+    Rule {
+        category: "government_id",
+        any_of: &[
+            &["ssn"], &["social", "security"], &["passport"], &["national", "id"], &["tax", "id"], &["taxid"],
+            &["tin"], &["driver", "license"], &["drivers", "license"], &["driving", "licence"], &["aadhaar"],
+            &["nino"],
+        ],
+    },
+    Rule {
+        category: "contact",
+        any_of: &[
+            &["email"], &["e", "mail"], &["phone"], &["mobile"], &["telephone"], &["fax"], &["first", "name"],
+            &["last", "name"], &["full", "name"], &["surname"], &["given", "name"], &["family", "name"],
+            &["firstname"], &["lastname"], &["fullname"], &["contact", "name"],
+        ],
+    },
+    Rule {
+        category: "location",
+        any_of: &[
+            &["address"], &["street"], &["postal", "code"], &["postcode"], &["zip"], &["zipcode"], &["latitude"],
+            &["longitude"], &["lat"], &["lon"], &["lng"], &["geo"], &["gps"], &["geolocation"],
+        ],
+    },
+    Rule {
+        category: "demographic_protected",
+        any_of: &[
+            &["dob"], &["birth"], &["birthdate"], &["birthday"], &["gender"], &["sex"], &["race"], &["ethnicity"],
+            &["religion"], &["sexual", "orientation"], &["marital", "status"],
+        ],
+    },
+    Rule {
+        category: "health",
+        any_of: &[
+            &["diagnosis"], &["medical"], &["health"], &["blood", "type"], &["prescription"], &["allergy"],
+            &["allergies"], &["disability"], &["icd"],
+        ],
+    },
+    Rule { category: "genetic", any_of: &[&["dna"], &["genome"], &["genetic"], &["genotype"]] },
+    Rule {
+        category: "biometric",
+        any_of: &[&["fingerprint"], &["face", "id"], &["faceprint"], &["retina"], &["iris"], &["voiceprint"], &["biometric"]],
+    },
+    Rule {
+        category: "financial",
+        any_of: &[
+            &["salary"], &["income"], &["iban"], &["account", "number"], &["bank", "account"], &["routing", "number"],
+            &["swift"], &["bic"], &["credit", "score"], &["net", "worth"],
+        ],
+    },
+    Rule {
+        category: "online_identifier",
+        any_of: &[
+            &["ip"], &["ip", "address"], &["ipaddress"], &["mac", "address"], &["device", "id"], &["cookie"],
+            &["user", "agent"], &["username"], &["user", "name"], &["login"], &["session", "id"], &["imei"], &["idfa"],
+        ],
+    },
+    Rule {
+        category: "behavioral",
+        any_of: &[&["browsing"], &["clickstream"], &["search", "history"], &["location", "history"]],
+    },
+];
+
+/// Lower-case words of an identifier: `customerEmail_2` → [customer, email, 2].
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn contains_seq(words: &[String], seq: &[&str]) -> bool {
+    words.windows(seq.len()).any(|w| w.iter().zip(seq).all(|(a, b)| a == b))
+}
+
+/// The categories a column name suggests, in taxonomy order; empty when the
+/// name says nothing sensitive.
+pub fn classify_name(name: &str) -> Vec<&'static str> {
+    let w = words(name);
+    let mut out: Vec<&'static str> = Vec::new();
+    for rule in RULES {
+        if rule.any_of.iter().any(|seq| contains_seq(&w, seq)) && !out.contains(&rule.category) {
+            out.push(rule.category);
+        }
+    }
+    // A card fingerprint is payment data, not a biometric.
+    if out.contains(&"payment_card") {
+        out.retain(|c| *c != "biometric");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify_name;
+
+    #[test]
+    fn classifies_by_words_not_substrings() {
+        assert_eq!(classify_name("customerEmail"), vec!["contact"]);
+        assert_eq!(classify_name("EMAIL"), vec!["contact"]);
+        assert_eq!(classify_name("password_hash"), vec!["credential"]);
+        assert_eq!(classify_name("date_of_birth"), vec!["demographic_protected"]);
+        assert_eq!(classify_name("card_fingerprint"), vec!["payment_card"]);
+        assert_eq!(classify_name("shipping_address_id"), vec!["location"]);
+        assert!(classify_name("product_name").is_empty());
+        assert!(classify_name("emailed_count").is_empty());
+        assert!(classify_name("zipper_color").is_empty());
+        assert!(classify_name("amount").is_empty());
+        assert!(classify_name("status").is_empty());
+    }
+}
