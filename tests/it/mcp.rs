@@ -122,6 +122,7 @@ fn cases() -> Vec<(&'static str, Json, &'static str)> {
         ("get_metric", json!({"name": "revenue", "group_by": ["customer.country"], "limit": 5, "order_by": [{"column": "revenue", "direction": "desc"}]}), "success"),
         ("get_metric", json!({"name": "revenue", "group_by": ["customer.country"], "limit": 5}), "degraded"),
         ("get_metric", json!({"name": "revenue", "time_grain": "month", "dry_run": true}), "success"),
+        ("get_metric", json!({"names": ["revenue", "order_count"], "group_by": ["customer.country"], "dry_run": true}), "success"),
         ("get_metric", json!({"name": "revenue", "group_by": ["region.name"]}), "error"),
         ("get_metric", json!({"name": "revenue", "grain": "month"}), "error"),
     ]

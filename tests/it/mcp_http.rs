@@ -163,7 +163,7 @@ async fn both_eras_over_loopback_http() {
     let r = c.post(&h, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     assert_eq!(r.json()["result"]["tools"].as_array().map(Vec::len), Some(12));
     let r = c
-        .post(&h, &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_metric", "arguments": {"name": "order_count", "group_by": ["store.name"], "limit": 3}}}))
+        .post(&h, &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_metric", "arguments": {"name": "order_count", "group_by": ["store.name"], "order_by": [{"column": "order_count", "direction": "desc"}], "limit": 3}}}))
         .await;
     let env = envelope_of(&r);
     assert_eq!(env["status"], "success", "{env}");
