@@ -4,8 +4,8 @@
 //! foreign keys, comments.
 //!
 //! Owns the type mapping between engines and the bulk loads: Postgres by
-//! `COPY … FROM STDIN` (text format), MySQL by multi-row parameterised
-//! INSERTs, Parquet from DuckDB's Arrow batches through the `parquet` crate.
+//! `COPY … FROM STDIN` (text format), MySQL by multi-row
+//! INSERTs of quoted literals, Parquet from DuckDB's Arrow batches through the `parquet` crate.
 //!
 //! Architecture invariant: reads only from the DuckDB engine it is given and
 //! writes only into the target schema it names (tables of the same names
@@ -233,6 +233,7 @@ fn to_postgres(source: &DuckDbEngine, tables: &[&TableInfo], url: &str, schema: 
                 sink.send(bytes::Bytes::from(buf)).await.map_err(q)?;
             }
             let n = sink.finish().await.map_err(q)?;
+            tracing::info!("{schema}.{}: {n} rows copied", t.name);
             counts.push((format!("{schema}.{}", t.name), n));
         }
         let mut keys = String::new();
@@ -277,10 +278,15 @@ fn to_mysql(source: &DuckDbEngine, tables: &[&TableInfo], url: &str, database: &
     let opts = mysql::opts_of(url)?;
     let q = |e: mysql_async::Error| EngineError::Query(mysql::error_text(&e));
     let d = bq(database);
-    let esc = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"));
+    let esc = |s: &str| format!("'{}'", s.replace('\'', "''"));
     rt.block_on(async {
         let mut conn = mysql::connect_conn(&opts).await.map_err(|e| EngineError::Connect { source_url: runtime::redact(url), message: mysql::error_text(&e) })?;
-        conn.query_drop("SET SESSION foreign_key_checks = 0, SESSION unique_checks = 0, SESSION time_zone = '+00:00'").await.map_err(q)?;
+        conn.query_drop(
+            "SET SESSION foreign_key_checks = 0, SESSION unique_checks = 0, SESSION time_zone = '+00:00', \
+             SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'NO_BACKSLASH_ESCAPES')",
+        )
+        .await
+        .map_err(q)?;
         conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS {d} CHARACTER SET utf8mb4")).await.map_err(q)?;
         let mut counts = Vec::new();
         for t in tables {
@@ -309,21 +315,43 @@ fn to_mysql(source: &DuckDbEngine, tables: &[&TableInfo], url: &str, database: &
             conn.query_drop(format!("CREATE TABLE {d}.{} ({}) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4{comment}", bq(&t.name), cols.join(", ")))
                 .await
                 .map_err(q)?;
+            let read_at = Instant::now();
             let rows = source.strings(&text_select(t, true), t.columns.len())?;
+            let load_at = Instant::now();
             let names = t.columns.iter().map(|c| bq(&c.name)).collect::<Vec<_>>().join(", ");
-            let one = format!("({})", vec!["?"; t.columns.len()].join(", "));
-            // At most 60,000 placeholders per statement (the protocol allows 65,535).
-            let per_batch = (60_000 / t.columns.len().max(1)).clamp(1, 2_000);
+            // Multi-row INSERTs of about 1 MiB each, values as quoted literals
+            // (the session has NO_BACKSLASH_ESCAPES, so doubling quotes is the
+            // whole escaping). Prepared statements with tens of thousands of
+            // placeholders load three times slower.
+            let head = format!("INSERT INTO {d}.{} ({names}) VALUES ", bq(&t.name));
             conn.query_drop("START TRANSACTION").await.map_err(q)?;
-            for chunk in rows.chunks(per_batch) {
-                let sql = format!("INSERT INTO {d}.{} ({names}) VALUES {}", bq(&t.name), vec![one.as_str(); chunk.len()].join(", "));
-                let params: Vec<mysql_async::Value> = chunk
-                    .iter()
-                    .flat_map(|r| r.iter().map(|v| v.as_ref().map_or(mysql_async::Value::NULL, |s| mysql_async::Value::Bytes(s.clone().into_bytes()))))
-                    .collect();
-                conn.exec_drop(sql.as_str(), mysql_async::Params::Positional(params)).await.map_err(q)?;
+            let mut stmt = String::with_capacity(1 << 21);
+            for row in &rows {
+                stmt.push_str(if stmt.is_empty() { head.as_str() } else { ", " });
+                stmt.push('(');
+                for (i, v) in row.iter().enumerate() {
+                    if i > 0 {
+                        stmt.push_str(", ");
+                    }
+                    match v {
+                        None => stmt.push_str("NULL"),
+                        Some(text) => {
+                            stmt.push('\'');
+                            stmt.push_str(&text.replace('\'', "''"));
+                            stmt.push('\'');
+                        }
+                    }
+                }
+                stmt.push(')');
+                if stmt.len() >= 1 << 20 {
+                    conn.query_drop(std::mem::take(&mut stmt)).await.map_err(q)?;
+                }
+            }
+            if !stmt.is_empty() {
+                conn.query_drop(stmt).await.map_err(q)?;
             }
             conn.query_drop("COMMIT").await.map_err(q)?;
+            tracing::info!("{database}.{}: {} rows read in {:.1?}, loaded in {:.1?}", t.name, rows.len(), load_at - read_at, load_at.elapsed());
             counts.push((format!("{database}.{}", t.name), rows.len() as u64));
         }
         let analyze: Vec<String> = tables.iter().map(|t| format!("{d}.{}", bq(&t.name))).collect();

@@ -21,6 +21,10 @@
 //!   stops sending after that many rows of the outer SELECT (a LIMIT in the
 //!   statement itself still applies).
 //!
+//! A READ ONLY transaction stops writes to tables, not `SET GLOBAL` or
+//! `SELECT … INTO OUTFILE`: in production, connect as an account with SELECT
+//! privileges only (the SQL we run is generated, but defence in depth).
+//!
 //! Booleans: MySQL has no boolean type; `BOOLEAN` is `tinyint(1)`. Result
 //! columns of that shape come back as JSON booleans and the catalog reports
 //! them as `boolean`.

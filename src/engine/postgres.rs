@@ -19,6 +19,10 @@
 //! - row cap: the statement is bound to a portal and at most `max_rows + 1`
 //!   rows are fetched, so the server never sends more.
 //!
+//! A read-only transaction stops writes to tables and sequences, not every
+//! side effect a superuser's function call can have: in production, connect
+//! as a role with SELECT privileges only.
+//!
 //! Architecture invariant: no planning, no envelopes; failures are `EngineError`s.
 
 use std::sync::Mutex;

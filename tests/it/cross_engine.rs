@@ -254,3 +254,35 @@ fn cli_exports_the_demo_to_postgres_and_queries_it_there() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("targets are parquet:DIR"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Awkward text survives the export byte for byte on both servers: quotes,
+/// backslashes, tabs, newlines, `\N`, non-ASCII, empty strings and NULLs.
+#[test]
+fn export_keeps_awkward_text_and_nulls_on_postgres_and_mysql() {
+    let values = ["it's", "back\\slash", "tab\there", "line\nbreak\r\n", "\\N", "ünï 😀", "", "'; DROP TABLE t; --"];
+    let mut batch = String::from("CREATE TABLE main.t (id INTEGER PRIMARY KEY, s VARCHAR, n DECIMAL(10,2), d DATE, ok BOOLEAN);\n");
+    for (i, v) in values.iter().enumerate() {
+        batch.push_str(&format!("INSERT INTO main.t VALUES ({i}, '{}', {i}.25, DATE '2024-01-01' + {i}, {});\n", v.replace('\'', "''"), i % 2 == 0));
+    }
+    batch.push_str("INSERT INTO main.t VALUES (99, NULL, NULL, NULL, NULL);\n");
+    let duck = schemabrain::engine::DuckDbEngine::in_memory(&batch).unwrap();
+    let select = |schema: &str| format!("SELECT id, s, n, d, ok FROM {schema}.t ORDER BY id");
+    let expected = duck.execute(&schemabrain::sql::CompiledSql { sql: select("main"), params: vec![], dialect: "duckdb" }, limits()).unwrap().rows;
+    assert_eq!(expected.len(), values.len() + 1);
+    assert_eq!(expected[1][1], serde_json::json!("back\\slash"));
+
+    if let Some(schema) = PgSchema::create("awkward") {
+        let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+        engine::export::export(&duck, "main", &target).expect("export to Postgres");
+        let pg = PostgresEngine::connect(&schema.url).unwrap();
+        let rows = pg.execute(&schemabrain::sql::CompiledSql { sql: select(&format!("\"{}\"", schema.name)), params: vec![], dialect: "postgres" }, limits()).unwrap().rows;
+        assert_eq!(rows, expected, "Postgres");
+    }
+    if let Some(db) = crate::engines_servers::MyDatabase::create("awkward") {
+        let target = engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
+        engine::export::export(&duck, "main", &target).expect("export to MySQL/MariaDB");
+        let my = schemabrain::engine::MySqlEngine::connect(&db.url).unwrap();
+        let rows = my.execute(&schemabrain::sql::CompiledSql { sql: select(&format!("`{}`", db.name)), params: vec![], dialect: "mysql" }, limits()).unwrap().rows;
+        assert_eq!(rows, expected, "MySQL/MariaDB");
+    }
+}

@@ -204,3 +204,12 @@ fn postgres_engine_can_be_called_from_async_code() {
     let catalog = outer.block_on(async { pg.introspect().unwrap() });
     assert!(catalog.engine.starts_with("postgres "));
 }
+
+/// Engines are shared by async servers (MCP): both network engines must be
+/// `Send + Sync` (checked at compile time).
+#[test]
+fn network_engines_are_send_and_sync() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<PostgresEngine>();
+    shareable::<schemabrain::engine::MySqlEngine>();
+}

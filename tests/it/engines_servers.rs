@@ -64,7 +64,10 @@ impl PgSchema {
             let (client, conn) = tokio::time::timeout(std::time::Duration::from_secs(5), tokio_postgres::connect(&url, tokio_postgres::NoTls))
                 .await
                 .map_err(|_| "timed out".to_string())?
-                .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e).map(|s| s.to_string())))?;
+                .map_err(|e| match std::error::Error::source(&e) {
+                    Some(cause) => format!("{e}: {cause}"),
+                    None => e.to_string(),
+                })?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
