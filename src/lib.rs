@@ -26,8 +26,6 @@
 //!   bound, one statement, no IO.
 //! - `engine`: DuckDB (bundled), PostgreSQL and MySQL/MariaDB: read-only, row cap,
 //!   a timeout the engine enforces, typed results, catalog introspection.
-//! - `mcp`: the rmcp adapter (stdio and streamable HTTP). **Invariant:** only adapts `tools`.
-//! - `audit`: the hash-chained, append-only call log.
 //! - `tools`: one function per tool; all behaviour lives here.
 //! - `cli`: clap front end. **Invariant:** holds no logic a test of `tools` would miss.
 //! - `mcp`: rmcp adapter (stdio, streamable HTTP; both protocol eras).
