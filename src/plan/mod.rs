@@ -23,6 +23,8 @@ use crate::model::{Cardinality, ColumnRef, Grain, Measure, SemanticModel, TableR
 #[derive(Clone, Debug, PartialEq)]
 pub struct Relation {
     pub alias: String,
+    /// The entity the alias stands for (semi-joins alias entities anew).
+    pub entity: String,
     pub table: TableRef,
 }
 
@@ -31,6 +33,8 @@ pub struct Relation {
 pub struct JoinStep {
     pub join: String,
     pub from_alias: String,
+    /// The entity `from_alias` stands for.
+    pub from_entity: String,
     pub to: Relation,
     /// `(from column, to column)` equalities.
     pub on: Vec<(String, String)>,
@@ -242,7 +246,8 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
     let to_step = |s: &TreeStep, alias: &str, from_alias: &str| JoinStep {
         join: s.join.clone(),
         from_alias: from_alias.to_string(),
-        to: Relation { alias: alias.to_string(), table: model.entities[&s.to].table.clone() },
+        from_entity: s.from.clone(),
+        to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: model.entities[&s.to].table.clone() },
         on: s.on.clone(),
         cardinality: s.cardinality,
         cardinality_declared: s.declared,
@@ -301,7 +306,11 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
     Ok(QueryPlan {
         metric: metric.name.clone(),
         measure: metric.measure.clone(),
-        anchor: Relation { alias: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
+        anchor: Relation {
+            alias: anchor_entity.name.clone(),
+            entity: anchor_entity.name.clone(),
+            table: anchor_entity.table.clone(),
+        },
         joins,
         semi_joins,
         aggregation,
@@ -323,11 +332,6 @@ fn fan_out_note(q: &MetricQuery, j: &JoinStep) -> String {
         "Join `{}` ({how}) can match one `{}` to several `{}` rows: `{}` counts each `{}` once per group it falls in, so a `{}` spread over two groups counts in both and the groups add up to more than the total.",
         j.join, q.anchor, j.to.alias, q.metric, q.anchor, q.anchor
     )
-}
-
-/// The entity an alias stands for: semi-join aliases carry a `__sN` suffix.
-fn entity_of_alias(alias: &str) -> &str {
-    alias.split("__s").next().unwrap_or(alias)
 }
 
 /// The alias of `entity` inside the `i`-th semi-join.
@@ -385,8 +389,8 @@ fn check_pii(
     all.extend(q.filters.iter().map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
     for j in joins {
         for (a, b) in &j.on {
-            all.push((entity_of_alias(&j.from_alias), a.as_str()));
-            all.push((entity_of_alias(&j.to.alias), b.as_str()));
+            all.push((j.from_entity.as_str(), a.as_str()));
+            all.push((j.to.entity.as_str(), b.as_str()));
         }
     }
     let min_max_operands = if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) { measure } else { Vec::new() };

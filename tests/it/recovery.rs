@@ -314,3 +314,24 @@ fn name_and_names_together_are_refused_with_a_fix() {
     assert_eq!(next.status(), Status::Success);
     assert_eq!(next.data().unwrap()["columns"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn join_keys_are_checked_on_their_own_entity_whatever_its_name() {
+    // An entity whose name contains `__s` (the semi-join alias suffix) once had
+    // its join keys' PII checked on another entity; the override here would
+    // then have been missed.
+    use schemabrain::model::{load_project_from_files, FileKind};
+    let files = vec![
+        (FileKind::Entity, "entities/p.yaml".into(), "version: 1\nname: profile\nbinding: {single_table: main.profiles}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: ref_code, type: varchar}, {name: score, type: integer}]\n".to_string()),
+        (FileKind::Entity, "entities/s.yaml".into(), "version: 1\nname: profile__sensitive\nbinding: {single_table: main.sensitive}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: ref_code, type: varchar}, {name: tier, type: varchar}]\n".to_string()),
+        (FileKind::Join, "joins/j.yaml".into(), "version: 1\nname: j\nsource_entity: profile\ntarget_entity: profile__sensitive\n\"on\": [{source: ref_code, target: ref_code}]\ncardinality: many_to_one\n".to_string()),
+        (FileKind::Metric, "metrics/m.yaml".into(), "version: 1\nname: total_score\nentity: profile\nmeasure: {agg: sum, column: score}\n".to_string()),
+        (FileKind::Policy, "pii_policy.yaml".into(), "version: 1\ncolumn_overrides:\n  main.sensitive.ref_code: {sensitivity: pii, categories: [credential]}\n".to_string()),
+    ];
+    let (model, diags) = load_project_from_files(&files);
+    assert!(diags.is_empty(), "{diags}");
+    let p = schemabrain::project::Project::from_parts(".".into(), model, None).unwrap();
+    let env = tools::call(&p, "get_metric", &json!({"name": "total_score", "group_by": ["profile__sensitive.tier"], "dry_run": true}), Execution::DryRun);
+    assert_eq!(env.status(), Status::Refused, "{}", serde_json::to_string(&env).unwrap());
+    assert_eq!(env.tool_error().unwrap().pii_categories(), ["credential".to_string()]);
+}
