@@ -58,13 +58,16 @@ impl Project {
     /// Replaces the catalog (after an engine introspected the source) and
     /// re-checks the model against it.
     pub fn with_catalog(self, catalog: Catalog) -> Result<Project, Diagnostics> {
-        let dir = self.dir.clone();
+        if self.catalog.is_none() {
+            // The model is still as declared: no need to read the files again.
+            return Project::from_parts(self.dir, self.model, Some(catalog));
+        }
         // Start from the model as declared, not as overlaid by an older catalog.
-        let (model, diags) = load_project(&dir);
+        let (model, diags) = load_project(&self.dir);
         if !diags.is_empty() {
             return Err(diags);
         }
-        Project::from_parts(dir, model, Some(catalog))
+        Project::from_parts(self.dir, model, Some(catalog))
     }
 
     /// The source URL of `schemabrain.yaml`, with a relative `duckdb:` path

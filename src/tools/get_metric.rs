@@ -96,10 +96,8 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             let limit = plans[0].limit as usize;
             let mut probe = plans.clone();
             probe[0].limit += 1;
-            let probe_sql = match sql::emit_all(&probe, &outputs, dialect) {
-                Ok(c) => c,
-                Err(_) => compiled.clone(),
-            };
+            // Only the limit differs from `compiled`, which rendered: this renders too.
+            let probe_sql = sql::emit_all(&probe, &outputs, dialect).unwrap_or_else(|_| compiled.clone());
             // The probe's extra row must not trip the row cap by itself.
             let probe_limits = Limits { max_rows: limits.max_rows.max(limit + 1), ..limits };
             match engine.execute(&probe_sql, probe_limits) {
