@@ -10,7 +10,9 @@
 --   * ~1% of customers have a NULL country,
 --   * a few orders (~0.25%) have a NULL shipping_address_id (digital goods),
 --   * orders.amount = sum(order_items.quantity * unit_price) - discount, to the cent,
---   * campaign_spend is an island: no foreign key or join reaches it.
+--   * campaign_spend is an island: no foreign key or join reaches it,
+--   * inventory_snapshots is a weekly stock count per store (a balance: it
+--     does not add up over time), and ~5% of store-weeks were never counted.
 
 -------------------------------------------------------------------------------
 -- Schema
@@ -87,6 +89,13 @@ CREATE TABLE main.campaign_spend (
     channel  VARCHAR NOT NULL,
     spent_on DATE    NOT NULL,
     cost     DECIMAL(12, 2) NOT NULL
+);
+
+CREATE TABLE main.inventory_snapshots (
+    store_id      INTEGER NOT NULL REFERENCES main.stores (id),
+    snapshot_date DATE    NOT NULL,
+    units_on_hand INTEGER NOT NULL,
+    PRIMARY KEY (store_id, snapshot_date)
 );
 
 -------------------------------------------------------------------------------
@@ -384,6 +393,19 @@ FROM days
 ORDER BY id;
 
 -------------------------------------------------------------------------------
+-- inventory_snapshots: every Monday 2023-01-02 .. 2025-12-29, per store
+-------------------------------------------------------------------------------
+
+INSERT INTO main.inventory_snapshots
+SELECT
+    s::INTEGER                                                            AS store_id,
+    DATE '2023-01-02' + (7 * w)::INTEGER                                  AS snapshot_date,
+    (200 + hash(s * 31 + w * 7 + 3) % 800)::INTEGER                       AS units_on_hand
+FROM range(1, 41) t(s), range(0, 157) u(w)
+WHERE hash(s * 1009 + w * 17 + 5) % 20 <> 0
+ORDER BY store_id, snapshot_date;
+
+-------------------------------------------------------------------------------
 -- Comments (read by catalog introspection)
 -------------------------------------------------------------------------------
 
@@ -398,6 +420,7 @@ COMMENT ON COLUMN main.orders.is_gift IS 'Whether the order was sent as a gift.'
 COMMENT ON COLUMN main.orders.store_id IS 'Store that took the order; NULL for online orders.';
 COMMENT ON COLUMN main.orders.shipping_address_id IS 'Delivery address; NULL when nothing was shipped.';
 COMMENT ON TABLE main.order_items IS 'Order lines: one product, a quantity and a unit price.';
+COMMENT ON TABLE main.inventory_snapshots IS 'Weekly stock count per store (Mondays); some weeks were not counted.';
 COMMENT ON TABLE main.campaign_spend IS 'Daily marketing spend per campaign and channel (not linked to orders).';
 
 DROP TABLE item_base;

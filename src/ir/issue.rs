@@ -93,6 +93,19 @@ pub enum Issue {
         grain: Grain,
         without_time: Vec<String>,
     },
+    /// A metric that moves or accumulates along time was asked without a grain.
+    TimeGrainRequired {
+        metric: String,
+        allowed: Vec<Grain>,
+    },
+    /// A grain the metric's period (offset_to_grain, grain_to_date) does not
+    /// divide evenly.
+    GrainNotNested {
+        metric: String,
+        grain: Grain,
+        period: Grain,
+        allowed: Vec<Grain>,
+    },
     /// The plan touches PII the policy refuses; `message` says why without
     /// naming more than `categories`.
     PiiBlocked {

@@ -13,7 +13,7 @@ mod issue;
 mod resolve;
 mod value;
 
-use crate::model::{ColumnRef, FilterOp, Grain, Literal};
+use crate::model::{ColumnRef, CumulativeWindow, FilterOp, Grain, Interval, Literal};
 
 pub use issue::{ColumnRole, Issue};
 pub use resolve::{echo as echo_name, resolve};
@@ -77,6 +77,53 @@ pub struct MetricQuery {
     pub order_by: Vec<OrderKey>,
     pub limit: u32,
     pub via: Vec<String>,
+    /// How the metric's rows become values: as they are, moved in time,
+    /// accumulated, or counted as conversions.
+    pub transform: Transform,
+}
+
+/// What a component computes from its simple metric.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transform {
+    Plain,
+    /// Rows moved later by the interval before bucketing (and before time
+    /// filters), so each bucket shows the value of the interval before it.
+    Offset(Interval),
+    /// Computed as usual; each output bucket takes the value of the first
+    /// bucket of its period at this grain.
+    ToGrain(Grain),
+    /// Accumulated over the window ending with each bucket of a time spine.
+    Cumulative(CumulativeWindow),
+    /// The number of base rows (the denominator of a conversion rate).
+    ConversionBase,
+    /// The number of base rows that reach a conversion row.
+    Converted(ConversionTarget),
+}
+
+impl Transform {
+    /// Whether the output keys come from this component: moved components
+    /// only fill in values for the keys of the others.
+    pub fn anchors_keys(&self) -> bool {
+        !matches!(self, Transform::Offset(_) | Transform::ToGrain(_))
+    }
+
+    pub fn needs_grain(&self) -> bool {
+        matches!(self, Transform::Offset(_) | Transform::ToGrain(_) | Transform::Cumulative(_))
+    }
+}
+
+/// Where conversion events are read: the conversion metric's anchor, paired
+/// with the base anchor on key columns, with the conversion metric's filters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversionTarget {
+    pub metric: String,
+    pub entity: String,
+    /// `(base anchor column, conversion anchor column)`.
+    pub keys: Vec<(String, String)>,
+    /// The conversion anchor's time column.
+    pub time: String,
+    pub window: Option<Interval>,
+    pub filters: Vec<Filter>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

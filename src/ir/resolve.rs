@@ -96,12 +96,8 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
     let via = dedup(&req.via);
     let mut components: Vec<MetricQuery> = Vec::new();
     // A component is a simple metric with its extra filters; equal ones are shared.
-    let mut component = |m: &crate::model::Metric, extra: &[crate::model::FilterSpec]| -> Result<usize, Issue> {
-        let mut filters: Vec<Filter> = Vec::new();
-        for f in m.filters.iter().chain(extra) {
-            let values = typed_values(model, &f.column, f.op, &f.values)?;
-            filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
-        }
+    let mut component = |m: &crate::model::Metric, extra: &[crate::model::FilterSpec], transform: Transform| -> Result<usize, Issue> {
+        let mut filters = metric_filters(model, m, extra)?;
         filters.extend(request_filters.iter().cloned());
         let q = MetricQuery {
             metric: m.name.clone(),
@@ -113,6 +109,7 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
             order_by: order_by.clone(),
             limit,
             via: via.clone(),
+            transform,
         };
         Ok(match components.iter().position(|c| *c == q) {
             Some(i) => i,
@@ -125,20 +122,92 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
     let mut outputs = Vec::new();
     for name in requested {
         let expr = match model.metric(name) {
-            Some(m) => OutputExpr::Component(component(m, &[])?),
+            Some(m) => OutputExpr::Component(component(m, &[], Transform::Plain)?),
             None => {
                 let d = &model.derived[name];
-                let mut by_alias = Vec::new();
-                for input in &d.inputs {
-                    let i = component(&model.metrics[&input.metric], &input.filters)?;
-                    by_alias.push((input.alias.as_str(), i));
+                let input_metric = |i: usize| &model.metrics[&d.inputs[i].metric];
+                match (d.cumulative, &d.conversion) {
+                    (Some(window), _) => {
+                        check_time(name, input_metric(0), time_grain, &Transform::Cumulative(window))?;
+                        OutputExpr::Component(component(input_metric(0), &d.inputs[0].filters, Transform::Cumulative(window))?)
+                    }
+                    (None, Some(spec)) => {
+                        let (base, conv) = (input_metric(0), input_metric(1));
+                        let target = ConversionTarget {
+                            metric: conv.name.clone(),
+                            entity: conv.entity.clone(),
+                            keys: spec.base_key.iter().cloned().zip(spec.conversion_key.iter().cloned()).collect(),
+                            time: conv.time_dimension.as_ref().expect("validated: conversion metrics have a time dimension").column.clone(),
+                            window: spec.window,
+                            filters: metric_filters(model, conv, &d.inputs[1].filters)?,
+                        };
+                        let converted = component(base, &d.inputs[0].filters, Transform::Converted(target))?;
+                        match spec.calculation {
+                            crate::model::ConversionCalculation::Conversions => OutputExpr::Component(converted),
+                            crate::model::ConversionCalculation::ConversionRate => {
+                                let all = component(base, &d.inputs[0].filters, Transform::ConversionBase)?;
+                                OutputExpr::Binary(
+                                    crate::model::ArithOp::Div,
+                                    Box::new(OutputExpr::Component(converted)),
+                                    Box::new(OutputExpr::Component(all)),
+                                )
+                            }
+                        }
+                    }
+                    (None, None) => {
+                        let mut by_alias = Vec::new();
+                        for (i, input) in d.inputs.iter().enumerate() {
+                            let transform = match input.offset {
+                                None => Transform::Plain,
+                                Some(crate::model::TimeOffset::Window(w)) => Transform::Offset(w),
+                                Some(crate::model::TimeOffset::ToGrain(g)) => Transform::ToGrain(g),
+                            };
+                            check_time(name, input_metric(i), time_grain, &transform)?;
+                            by_alias.push((input.alias.as_str(), component(input_metric(i), &input.filters, transform)?));
+                        }
+                        OutputExpr::from_measure(&d.expression, &by_alias)
+                    }
                 }
-                OutputExpr::from_measure(&d.expression, &by_alias)
             }
         };
         outputs.push(OutputMetric { name: name.to_string(), expr });
     }
     Ok(ResolvedRequest { components, outputs })
+}
+
+/// The filters a metric declares, with an input's own, typed.
+fn metric_filters(model: &SemanticModel, m: &crate::model::Metric, extra: &[crate::model::FilterSpec]) -> Result<Vec<Filter>, Issue> {
+    let mut filters: Vec<Filter> = Vec::new();
+    for f in m.filters.iter().chain(extra) {
+        let values = typed_values(model, &f.column, f.op, &f.values)?;
+        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+    }
+    Ok(filters)
+}
+
+/// A component that moves along time needs a grain, and a period
+/// (`offset_to_grain`, `grain_to_date`) must hold whole buckets of it.
+fn check_time(output: &str, m: &crate::model::Metric, grain: Option<Grain>, transform: &Transform) -> Result<(), Issue> {
+    let allowed = if m.time_grains.is_empty() { Grain::ALL.to_vec() } else { m.time_grains.clone() };
+    if !transform.needs_grain() {
+        return Ok(());
+    }
+    let Some(grain) = grain else {
+        return Err(Issue::TimeGrainRequired { metric: output.to_string(), allowed });
+    };
+    let period = match transform {
+        Transform::ToGrain(p) | Transform::Cumulative(crate::model::CumulativeWindow::GrainToDate(p)) => *p,
+        _ => return Ok(()),
+    };
+    if grain.nests_in(period) {
+        return Ok(());
+    }
+    Err(Issue::GrainNotNested {
+        metric: output.to_string(),
+        grain,
+        period,
+        allowed: allowed.into_iter().filter(|g| g.nests_in(period)).collect(),
+    })
 }
 
 fn dedup(v: &[String]) -> Vec<String> {

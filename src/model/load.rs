@@ -9,11 +9,26 @@ use super::*;
 const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "group", "columns"];
 const JOIN_KEYS: &[&str] =
     &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin"];
-const METRIC_KEYS: &[&str] =
-    &["version", "name", "description", "type", "entity", "measure", "time_dimension", "time_grains", "filter", "origin"];
+const METRIC_KEYS: &[&str] = &[
+    "version",
+    "name",
+    "description",
+    "type",
+    "entity",
+    "measure",
+    "time_dimension",
+    "time_grains",
+    "filter",
+    "non_additive",
+    "origin",
+];
 const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin"];
 const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin"];
-const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived"];
+const CUMULATIVE_KEYS: &[&str] =
+    &["version", "name", "description", "type", "metric", "window", "grain_to_date", "origin"];
+const CONVERSION_KEYS: &[&str] =
+    &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin"];
+const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
 const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
 
@@ -120,7 +135,7 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
                 FileKind::Join => read_join(&mut r, doc)
                     .map(|j| insert_unique(&mut r, &mut model.joins, j.name.clone(), j, "join", |j| &j.defined_at)),
                 FileKind::Metric => match metric_type(&mut r, doc).as_deref() {
-                    Some("ratio" | "derived") => read_derived(&mut r, doc)
+                    Some(t @ ("ratio" | "derived" | "cumulative" | "conversion")) => read_derived(&mut r, doc, t)
                         .map(|m| insert_unique(&mut r, &mut model.derived, m.name.clone(), m, "metric", |m| &m.defined_at)),
                     Some(_) => read_metric(&mut r, doc)
                         .map(|m| insert_unique(&mut r, &mut model.metrics, m.name.clone(), m, "metric", |m| &m.defined_at)),
@@ -389,19 +404,50 @@ fn metric_type(r: &mut Reader<'_>, doc: &Node) -> Option<String> {
     Some("simple".into())
 }
 
-fn read_derived(r: &mut Reader<'_>, doc: &Node) -> Option<DerivedMetric> {
-    let is_ratio = matches!(&doc.data, saphyr::YamlDataOwned::Mapping(m)
-        if m.iter().any(|(k, v)| k.data.as_str() == Some("type") && v.data.as_str() == Some("ratio")));
-    let (keys, required): (&[&str], &[&str]) = if is_ratio {
-        (RATIO_KEYS, &["version", "name", "type", "numerator", "denominator"])
-    } else {
-        (DERIVED_KEYS, &["version", "name", "type", "expression", "metrics"])
+fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMetric> {
+    let is_ratio = kind == "ratio";
+    let (keys, required): (&[&str], &[&str]) = match kind {
+        "ratio" => (RATIO_KEYS, &["version", "name", "type", "numerator", "denominator"]),
+        "cumulative" => (CUMULATIVE_KEYS, &["version", "name", "type", "metric"]),
+        "conversion" => (CONVERSION_KEYS, &["version", "name", "type", "base", "conversion", "entity"]),
+        _ => (DERIVED_KEYS, &["version", "name", "type", "expression", "metrics"]),
     };
     let map = r.mapping(doc, "", keys, required)?;
     r.version(&map);
     let name = map.get("name").and_then(|f| r.identifier(f, "name"));
     let origin = read_origin(r, &map);
     let description = optional_string(r, &map, "description");
+    if kind == "cumulative" {
+        let input = map.get("metric").and_then(|f| read_input(r, f, "metric", Some("metric")));
+        let window = read_cumulative_window(r, &map);
+        return Some(DerivedMetric {
+            name: name?,
+            description,
+            kind: DerivedKind::Cumulative,
+            inputs: vec![input?],
+            expression: MeasureExpr::Column("metric".into()),
+            cumulative: Some(window?),
+            conversion: None,
+            origin,
+            defined_at: origin_at(r, &map),
+        });
+    }
+    if kind == "conversion" {
+        let base = map.get("base").and_then(|f| read_input(r, f, "base", Some("base")));
+        let conversion = map.get("conversion").and_then(|f| read_input(r, f, "conversion", Some("conversion")));
+        let spec = read_conversion(r, &map);
+        return Some(DerivedMetric {
+            name: name?,
+            description,
+            kind: DerivedKind::Conversion,
+            inputs: vec![base?, conversion?],
+            expression: MeasureExpr::Column("conversion".into()),
+            cumulative: None,
+            conversion: Some(spec?),
+            origin,
+            defined_at: origin_at(r, &map),
+        });
+    }
     let (kind, inputs, expression) = if is_ratio {
         let num = map.get("numerator").and_then(|f| read_input(r, f, "numerator", Some("numerator")));
         let den = map.get("denominator").and_then(|f| read_input(r, f, "denominator", Some("denominator")));
@@ -444,12 +490,97 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node) -> Option<DerivedMetric> {
                 ok = false;
             }
         }
+        if ok && !inputs.is_empty() && inputs.iter().all(|i| matches!(i.offset, Some(TimeOffset::ToGrain(_)))) {
+            r.error(
+                map.get("metrics").map_or(map.line, |f| f.line),
+                "metrics",
+                "every input has `offset_to_grain`: keep at least one input without it, whose buckets the answer shows",
+            );
+            ok = false;
+        }
         if !ok {
             return None;
         }
         (DerivedKind::Derived, inputs, expr)
     };
-    Some(DerivedMetric { name: name?, description, kind, inputs, expression, origin, defined_at: origin_at(r, &map) })
+    Some(DerivedMetric {
+        name: name?,
+        description,
+        kind,
+        inputs,
+        expression,
+        cumulative: None,
+        conversion: None,
+        origin,
+        defined_at: origin_at(r, &map),
+    })
+}
+
+/// `window: 7 days` (rolling), `grain_to_date: month`, or neither (all time).
+fn read_cumulative_window(r: &mut Reader<'_>, map: &Mapping<'_>) -> Option<CumulativeWindow> {
+    match (map.get("window"), map.get("grain_to_date")) {
+        (Some(_), Some(f)) => {
+            r.error(f.line, "grain_to_date", "give `window` (rolling) or `grain_to_date`, not both");
+            None
+        }
+        (Some(f), None) => read_interval(r, f, "window").map(CumulativeWindow::Rolling),
+        (None, Some(f)) => {
+            r.one_of(f, "grain_to_date", &Grain::names()).and_then(|g| Grain::parse(&g)).map(CumulativeWindow::GrainToDate)
+        }
+        (None, None) => Some(CumulativeWindow::AllTime),
+    }
+}
+
+fn read_interval(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<Interval> {
+    let text = r.string(field, path)?;
+    match Interval::parse(&text) {
+        Ok(i) => Some(i),
+        Err(msg) => {
+            r.error(field.line, path, msg);
+            None
+        }
+    }
+}
+
+/// `entity: {base: col | [cols], conversion: col | [cols]}`, `window`, `calculation`.
+fn read_conversion(r: &mut Reader<'_>, map: &Mapping<'_>) -> Option<ConversionSpec> {
+    let keys = map.get("entity").and_then(|f| {
+        let m = r.mapping(f.node, "entity", &["base", "conversion"], &["base", "conversion"])?;
+        let base = m.get("base").and_then(|f| read_column_list(r, f, "entity.base"));
+        let conversion = m.get("conversion").and_then(|f| read_column_list(r, f, "entity.conversion"));
+        let (base, conversion) = (base?, conversion?);
+        if base.len() != conversion.len() {
+            r.error(f.line, "entity", format!("`base` has {} columns and `conversion` {}: pair them one to one", base.len(), conversion.len()));
+            return None;
+        }
+        Some((base, conversion))
+    });
+    let window = match map.get("window") {
+        Some(f) => Some(read_interval(r, f, "window")?),
+        None => None,
+    };
+    let calculation = match map.get("calculation") {
+        Some(f) => match r.one_of(f, "calculation", &ConversionCalculation::ALL)?.as_str() {
+            "conversions" => ConversionCalculation::Conversions,
+            _ => ConversionCalculation::ConversionRate,
+        },
+        None => ConversionCalculation::ConversionRate,
+    };
+    let (base_key, conversion_key) = keys?;
+    Some(ConversionSpec { base_key, conversion_key, window, calculation })
+}
+
+/// A column name or a non-empty list of them.
+fn read_column_list(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<Vec<String>> {
+    if field.node.data.as_str().is_some() {
+        return r.identifier(field, path).map(|c| vec![c]);
+    }
+    let items = r.list(field, path)?;
+    if items.is_empty() {
+        r.error(field.line, path, "list at least one column");
+        return None;
+    }
+    items.into_iter().map(|(p, f)| r.identifier(f, &p)).collect::<Vec<_>>().into_iter().collect()
 }
 
 /// An input: a metric name, or `{metric|name, alias, filter}`.
@@ -458,9 +589,9 @@ fn read_input(r: &mut Reader<'_>, field: Field<'_>, path: &str, fixed_alias: Opt
         let metric = r.identifier(field, path)?;
         debug_assert_eq!(metric, name);
         let alias = fixed_alias.map_or_else(|| metric.clone(), str::to_string);
-        return Some(MetricInput { metric, alias, filters: Vec::new() });
+        return Some(MetricInput { metric, alias, filters: Vec::new(), offset: None });
     }
-    let map = r.mapping(field.node, path, &["metric", "name", "alias", "filter"], &[])?;
+    let map = r.mapping(field.node, path, &["metric", "name", "alias", "filter", "offset_window", "offset_to_grain"], &[])?;
     let metric = match (map.get("metric"), map.get("name")) {
         (Some(f), None) => r.identifier(f, &map.key_path("metric"))?,
         (None, Some(f)) => r.identifier(f, &map.key_path("name"))?,
@@ -482,7 +613,23 @@ fn read_input(r: &mut Reader<'_>, field: Field<'_>, path: &str, fixed_alias: Opt
         Some(f) => read_filters(r, f)?,
         None => Vec::new(),
     };
-    Some(MetricInput { metric, alias, filters })
+    let offset = match (map.get("offset_window"), map.get("offset_to_grain")) {
+        (None, None) => None,
+        (Some(f), _) | (None, Some(f)) if fixed_alias.is_some() => {
+            r.error(f.line, path, "time offsets go on the inputs of a `type: derived` metric");
+            return None;
+        }
+        (Some(_), Some(f)) => {
+            r.error(f.line, &map.key_path("offset_to_grain"), "give `offset_window` or `offset_to_grain`, not both");
+            return None;
+        }
+        (Some(f), None) => Some(TimeOffset::Window(read_interval(r, f, &map.key_path("offset_window"))?)),
+        (None, Some(f)) => {
+            let g = r.one_of(f, &map.key_path("offset_to_grain"), &Grain::names())?;
+            Some(TimeOffset::ToGrain(Grain::parse(&g).expect("one of the grain names")))
+        }
+    };
+    Some(MetricInput { metric, alias, filters, offset })
 }
 
 fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
@@ -500,9 +647,11 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         r.error(line, present, format!("`{present}` needs `{missing}` beside it: set both, or neither"));
     }
     let filters = map.get("filter").map(|f| read_filters(r, f));
+    let non_additive = map.get("non_additive").map(|f| read_non_additive(r, f));
     let origin = read_origin(r, &map);
     let description = optional_string(r, &map, "description");
     Some(Metric {
+        non_additive: non_additive.map_or(Some(None), |n| n.map(Some))?,
         name: name?,
         description,
         entity: entity?,
@@ -513,6 +662,27 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         origin,
         defined_at: origin_at(r, &map),
     })
+}
+
+/// `non_additive: {dimension: entity.column, window: last | first, per: [entity.column]}`.
+fn read_non_additive(r: &mut Reader<'_>, field: Field<'_>) -> Option<NonAdditive> {
+    let m = r.mapping(field.node, "non_additive", &["dimension", "window", "per"], &["dimension"])?;
+    let dimension = m.get("dimension").and_then(|f| read_column_ref(r, f, "non_additive.dimension"));
+    let window = match m.get("window") {
+        Some(f) => match r.one_of(f, "non_additive.window", &["last", "first"])?.as_str() {
+            "first" => WindowChoice::First,
+            _ => WindowChoice::Last,
+        },
+        None => WindowChoice::Last,
+    };
+    let mut per = Vec::new();
+    if let Some(f) = m.get("per") {
+        for (p, item) in r.list(f, "non_additive.per")? {
+            per.push(read_column_ref(r, item, &p)?);
+        }
+    }
+    // Both are checked against the anchor by `validate`.
+    Some(NonAdditive { dimension: dimension?, window, per })
 }
 
 fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {

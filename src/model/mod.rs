@@ -97,26 +97,126 @@ impl SemanticModel {
 pub enum DerivedKind {
     /// numerator / denominator; NULL (not an error) when the denominator is 0.
     Ratio,
-    /// Arithmetic over named inputs.
+    /// Arithmetic over named inputs, each possibly offset in time.
     Derived,
+    /// One input accumulated over a window ending with each time bucket.
+    Cumulative,
+    /// Base rows that reach a conversion event, as a count or a rate.
+    Conversion,
 }
 
 impl DerivedKind {
+    pub const ALL: [&'static str; 4] = ["ratio", "derived", "cumulative", "conversion"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             DerivedKind::Ratio => "ratio",
             DerivedKind::Derived => "derived",
+            DerivedKind::Cumulative => "cumulative",
+            DerivedKind::Conversion => "conversion",
         }
     }
 }
 
-/// A simple metric used inside a ratio or derived metric, possibly with
-/// filters of its own, under an alias the expression names.
+/// A span of calendar time, `7 days`, `1 month`: a count of one grain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Interval {
+    pub count: u32,
+    pub unit: Grain,
+}
+
+impl Interval {
+    /// Parses `<n> <grain>[s]` (`7 days`, `1 month`, `2 weeks`); `n` from 1.
+    pub fn parse(text: &str) -> Result<Interval, String> {
+        let mut parts = text.split_whitespace();
+        let (Some(n), Some(unit), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("`{text}` must be `<count> <grain>`, e.g. `7 days` or `1 month`"));
+        };
+        let count: u32 = n.parse().ok().filter(|c| *c >= 1).ok_or_else(|| format!("`{n}` in `{text}` must be a whole number from 1"))?;
+        let singular = unit.to_ascii_lowercase();
+        let singular = singular.strip_suffix('s').unwrap_or(&singular);
+        let unit = Grain::parse(singular)
+            .ok_or_else(|| format!("`{unit}` in `{text}` is not a grain; use one of {}", Grain::names().join(", ")))?;
+        Ok(Interval { count, unit })
+    }
+
+    /// The same span as a count of hours, days or months, which every
+    /// engine's date arithmetic knows (a week is 7 days, a quarter 3 months).
+    pub fn in_base_units(self) -> (i64, Grain) {
+        let n = i64::from(self.count);
+        match self.unit {
+            Grain::Hour => (n, Grain::Hour),
+            Grain::Day => (n, Grain::Day),
+            Grain::Week => (7 * n, Grain::Day),
+            Grain::Month => (n, Grain::Month),
+            Grain::Quarter => (3 * n, Grain::Month),
+            Grain::Year => (12 * n, Grain::Month),
+        }
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.count == 1 { "" } else { "s" };
+        write!(f, "{} {}{plural}", self.count, self.unit.as_str())
+    }
+}
+
+/// How a derived metric's input is moved in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeOffset {
+    /// The value `n grain` earlier: each bucket shows the input's value of
+    /// the bucket that lies the interval before it (`1 month` ago).
+    Window(Interval),
+    /// The value at the first bucket of the period holding each bucket
+    /// (the month's first day, at grain day with `month`).
+    ToGrain(Grain),
+}
+
+/// A simple metric used inside a derived metric, possibly with filters and
+/// a time offset of its own, under an alias the expression names.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricInput {
     pub metric: String,
     pub alias: String,
     pub filters: Vec<FilterSpec>,
+    pub offset: Option<TimeOffset>,
+}
+
+/// The window a cumulative metric accumulates over, ending with each bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CumulativeWindow {
+    /// Everything up to the end of the bucket.
+    AllTime,
+    /// The interval ending with the end of the bucket.
+    Rolling(Interval),
+    /// From the start of the period (month, year…) holding the bucket.
+    GrainToDate(Grain),
+}
+
+/// What a conversion metric outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConversionCalculation {
+    /// Converted base rows / base rows.
+    ConversionRate,
+    /// Converted base rows.
+    Conversions,
+}
+
+impl ConversionCalculation {
+    pub const ALL: [&'static str; 2] = ["conversion_rate", "conversions"];
+}
+
+/// A conversion metric: `inputs[0]` is the base metric, `inputs[1]` the
+/// conversion metric. A base row converts when a conversion row with equal
+/// key columns has a time at or after the base row's, within `window`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversionSpec {
+    /// Columns of the base metric's anchor, paired with `conversion_key`.
+    pub base_key: Vec<String>,
+    pub conversion_key: Vec<String>,
+    pub window: Option<Interval>,
+    pub calculation: ConversionCalculation,
 }
 
 #[derive(Clone, Debug)]
@@ -127,8 +227,31 @@ pub struct DerivedMetric {
     pub inputs: Vec<MetricInput>,
     /// Over the inputs' aliases; a ratio is `numerator / denominator`.
     pub expression: MeasureExpr,
+    /// `Some` for cumulative metrics.
+    pub cumulative: Option<CumulativeWindow>,
+    /// `Some` for conversion metrics.
+    pub conversion: Option<ConversionSpec>,
     pub origin: DefinitionOrigin,
     pub defined_at: Origin,
+}
+
+/// Which row of the window a non-additive metric keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WindowChoice {
+    First,
+    Last,
+}
+
+/// A measure that does not add up along a dimension (a balance snapshot):
+/// only rows at the last (or first) value of `dimension` within each time
+/// bucket, and within each value of `per`, are aggregated.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NonAdditive {
+    /// The metric's time dimension (an anchor column).
+    pub dimension: ColumnRef,
+    pub window: WindowChoice,
+    /// Anchor columns the choice is made within (each account's last snapshot).
+    pub per: Vec<ColumnRef>,
 }
 
 /// `schemabrain.yaml`: where the data lives and the project's defaults.
@@ -422,6 +545,13 @@ impl Grain {
     pub fn names() -> Vec<&'static str> {
         Grain::ALL.iter().map(|g| g.as_str()).collect()
     }
+
+    /// Whether every bucket of `self` lies inside one bucket of `coarse`:
+    /// days in months, months in years; weeks only in weeks (a week can
+    /// straddle two months).
+    pub fn nests_in(self, coarse: Grain) -> bool {
+        self <= coarse && (self <= Grain::Day || self == coarse || (self != Grain::Week && coarse != Grain::Week))
+    }
 }
 
 /// Filter operators shared by metric definitions, tool calls and the CLI.
@@ -516,6 +646,7 @@ pub struct Metric {
     pub time_dimension: Option<ColumnRef>,
     pub time_grains: Vec<Grain>,
     pub filters: Vec<FilterSpec>,
+    pub non_additive: Option<NonAdditive>,
     pub origin: DefinitionOrigin,
     pub defined_at: Origin,
 }

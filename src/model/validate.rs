@@ -68,8 +68,8 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
     }
     for (i, input) in d.inputs.iter().enumerate() {
         let key = match d.kind {
-            DerivedKind::Ratio => input.alias.clone(),
             DerivedKind::Derived => format!("metrics[{i}]"),
+            _ => input.alias.clone(),
         };
         let Some(m) = cx.model.metrics.get(&input.metric) else {
             if cx.is_broken(&input.metric) {
@@ -87,11 +87,45 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
             );
             continue;
         };
-        let _ = m;
         for (j, f) in input.filters.iter().enumerate() {
             let fkey = format!("{key}.filter[{j}].column");
             if check_entity(cx, &f.column.entity, at, &fkey, diags) {
                 check_column(cx, &f.column.entity, &f.column.column, at, &fkey, diags);
+            }
+        }
+        let mut problem = |message: String| diags.push(Diagnostic::new(&at.file, at.line_of(&key), &key, message));
+        // Every time-moving type reads the input's own time dimension.
+        let needs_time = match d.kind {
+            DerivedKind::Cumulative => Some("a cumulative metric accumulates over its input's time dimension"),
+            DerivedKind::Conversion => Some("a conversion metric compares the times of base and conversion rows"),
+            _ if input.offset.is_some() => Some("a time offset moves the input along its time dimension"),
+            _ => None,
+        };
+        if let Some(why) = needs_time {
+            if m.time_dimension.is_none() {
+                problem(format!("`{}` has no time_dimension; {why}", m.name));
+            }
+            if m.non_additive.is_some() && d.kind != DerivedKind::Derived {
+                problem(format!("`{}` is non-additive; a {} metric needs an additive input", m.name, d.kind.as_str()));
+            }
+        }
+        if d.kind == DerivedKind::Conversion && i == 1 {
+            for f in m.filters.iter().chain(&input.filters) {
+                if f.column.entity != m.entity {
+                    problem(format!(
+                        "the conversion metric's filter on `{}` is not on its entity `{}`; conversion events are read from that entity alone",
+                        f.column, m.entity
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(spec) = &d.conversion {
+        for (input, cols, side) in [(&d.inputs[0], &spec.base_key, "base"), (&d.inputs[1], &spec.conversion_key, "conversion")] {
+            if let Some(m) = cx.model.metrics.get(&input.metric) {
+                for c in cols {
+                    check_column(cx, &m.entity, c, at, &format!("entity.{side}"), diags);
+                }
             }
         }
     }
@@ -143,6 +177,30 @@ fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
         let key = format!("filter[{i}].column");
         if check_entity(cx, &f.column.entity, at, &key, diags) {
             check_column(cx, &f.column.entity, &f.column.column, at, &key, diags);
+        }
+    }
+    if let Some(na) = &m.non_additive {
+        if m.time_dimension.as_ref() != Some(&na.dimension) {
+            let now = m.time_dimension.as_ref().map_or("none".to_string(), |t| format!("`{t}`"));
+            diags.push(Diagnostic::new(
+                &at.file,
+                at.line_of("non_additive.dimension"),
+                "non_additive.dimension",
+                format!("`{}` must be the metric's time_dimension (it is {now}): the window is chosen within each time bucket", na.dimension),
+            ));
+        }
+        for (i, p) in na.per.iter().enumerate() {
+            let key = format!("non_additive.per[{i}]");
+            if p.entity != m.entity {
+                diags.push(Diagnostic::new(
+                    &at.file,
+                    at.line_of(&key),
+                    &key,
+                    format!("`{p}` must be a column of the anchor entity `{}`", m.entity),
+                ));
+            } else {
+                check_column(cx, &m.entity, &p.column, at, &key, diags);
+            }
         }
     }
 }

@@ -15,8 +15,11 @@ use std::collections::BTreeMap;
 
 pub use graph::{Hop, JoinGraph, MAX_HOPS};
 
-use crate::ir::{time_bucket_name, Filter, Issue, MetricQuery, OrderKey, OutputRef};
-use crate::model::{Cardinality, ColumnRef, Grain, Measure, SemanticModel, TableRef, TypeClass};
+use crate::ir::{time_bucket_name, Filter, Issue, MetricQuery, OrderKey, OutputRef, Transform};
+use crate::model::{
+    Aggregation, Cardinality, ColumnRef, Grain, Interval, Measure, MeasureOperand, SemanticModel, TableRef, TypeClass,
+    WindowChoice,
+};
 
 /// An entity in the FROM clause: the anchor or a joined one. The alias is
 /// the entity name.
@@ -80,6 +83,9 @@ pub struct TimeBucket {
     pub grain: Grain,
     pub class: TypeClass,
     pub output_name: String,
+    /// Rows are moved later by this much before bucketing (a derived
+    /// metric's `offset_window`).
+    pub shift: Option<Interval>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -103,12 +109,48 @@ pub struct PlannedFilter {
     pub column: String,
     pub op: crate::model::FilterOp,
     pub values: Vec<crate::ir::Value>,
+    /// The column is the time dimension of a moved component: the filter
+    /// reads the moved time, so it selects output buckets, not source rows.
+    pub shift: Option<Interval>,
 }
 
 impl PlannedFilter {
     fn on(alias: &str, f: &Filter) -> Self {
-        PlannedFilter { alias: alias.to_string(), column: f.column.column.clone(), op: f.op, values: f.values.clone() }
+        PlannedFilter {
+            alias: alias.to_string(),
+            column: f.column.column.clone(),
+            op: f.op,
+            values: f.values.clone(),
+            shift: None,
+        }
     }
+}
+
+/// Keeps only rows at the last (or first) value of a column within each
+/// time bucket and each value of `per` (a non-additive metric).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NonAdditiveWindow {
+    /// Anchor column.
+    pub column: String,
+    pub window: WindowChoice,
+    /// Anchor columns.
+    pub per: Vec<String>,
+}
+
+/// `EXISTS (SELECT 1 FROM table AS alias WHERE keys match AND alias.time
+/// BETWEEN anchor.base_time AND anchor.base_time + window AND filters)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversionCheck {
+    pub alias: String,
+    pub entity: String,
+    pub table: TableRef,
+    /// `(anchor column, conversion column)`.
+    pub keys: Vec<(String, String)>,
+    /// The anchor's time column.
+    pub base_time: String,
+    pub time: String,
+    pub window: Option<Interval>,
+    pub filters: Vec<PlannedFilter>,
 }
 
 /// `EXISTS (SELECT 1 FROM steps… WHERE correlation AND filters)`: the first
@@ -149,6 +191,9 @@ pub struct QueryPlan {
     pub degradations: Vec<Degradation>,
     /// One sentence each, for `data.notes`.
     pub notes: Vec<String>,
+    pub transform: Transform,
+    pub non_additive: Option<NonAdditiveWindow>,
+    pub conversion: Option<ConversionCheck>,
 }
 
 impl QueryPlan {
@@ -297,6 +342,70 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         degradations.push(Degradation::TimeDimensionUnavailable);
     }
 
+    let mut time = time;
+    if let (Transform::Offset(shift), Some(t)) = (&q.transform, &mut time) {
+        t.shift = Some(*shift);
+        for f in filters.iter_mut().filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
+            f.shift = Some(*shift);
+        }
+    }
+    let (measure, non_additive) = match &q.transform {
+        // A conversion counts base rows: one per anchor identity.
+        Transform::ConversionBase | Transform::Converted(_) => {
+            let id = anchor_entity.identity.first().cloned().unwrap_or_else(|| metric.measure.columns()[0].to_string());
+            (Measure { agg: Aggregation::Count, operand: MeasureOperand::Column(id), percentile: None }, None)
+        }
+        _ => (
+            metric.measure.clone(),
+            metric.non_additive.as_ref().map(|na| NonAdditiveWindow {
+                column: na.dimension.column.clone(),
+                window: na.window,
+                per: na.per.iter().map(|p| p.column.clone()).collect(),
+            }),
+        ),
+    };
+    if let Some(na) = &non_additive {
+        let which = if na.window == WindowChoice::Last { "last" } else { "first" };
+        let within = if time.is_some() { "each time bucket" } else { "the whole range" };
+        let per = if na.per.is_empty() { String::new() } else { format!(" and each {}", na.per.join(", ")) };
+        notes.push(format!(
+            "`{}` does not add up over `{}`: only rows at its {which} value within {within}{per} are aggregated.",
+            q.metric, na.column
+        ));
+    }
+    let conversion = match &q.transform {
+        Transform::Converted(target) => {
+            let base_time = metric.time_dimension.as_ref().expect("validated: conversion inputs have a time dimension");
+            let alias = "sb_conv".to_string();
+            let window = target.window.map_or("any time after".to_string(), |w| format!("within {w} of"));
+            notes.push(format!(
+                "A `{}` row converts when a `{}` row with the same {} comes {window} it; each converts once however many follow.",
+                q.anchor,
+                target.metric,
+                target.keys.iter().map(|(a, _)| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            ));
+            Some(ConversionCheck {
+                table: model.entities[&target.entity].table.clone(),
+                entity: target.entity.clone(),
+                keys: target.keys.clone(),
+                base_time: base_time.column.clone(),
+                time: target.time.clone(),
+                window: target.window,
+                filters: target.filters.iter().map(|f| PlannedFilter::on(&alias, f)).collect(),
+                alias,
+            })
+        }
+        _ => None,
+    };
+    if let Transform::Cumulative(w) = &q.transform {
+        let what = match w {
+            crate::model::CumulativeWindow::AllTime => "everything up to the end of the bucket".to_string(),
+            crate::model::CumulativeWindow::Rolling(i) => format!("the {i} ending with the bucket"),
+            crate::model::CumulativeWindow::GrainToDate(g) => format!("the {} so far, up to the end of the bucket", g.as_str()),
+        };
+        notes.push(format!("Each bucket of `{}` accumulates {what}; buckets without rows are filled from a generated time spine.", q.metric));
+    }
+
     let all_steps: Vec<&JoinStep> = joins.iter().chain(semi_joins.iter().flat_map(|s| s.steps.iter())).collect();
     check_pii(model, metric, &all_steps, &time, q)?;
 
@@ -305,7 +414,7 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
     let order_by = full_order(&q.order_by, time.is_some(), group_by.len());
     Ok(QueryPlan {
         metric: metric.name.clone(),
-        measure: metric.measure.clone(),
+        measure,
         anchor: Relation {
             alias: anchor_entity.name.clone(),
             entity: anchor_entity.name.clone(),
@@ -322,6 +431,9 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         limit: q.limit,
         degradations,
         notes,
+        transform: q.transform.clone(),
+        non_additive,
+        conversion,
     })
 }
 
@@ -391,6 +503,20 @@ fn check_pii(
         for (a, b) in &j.on {
             all.push((j.from_entity.as_str(), a.as_str()));
             all.push((j.to.entity.as_str(), b.as_str()));
+        }
+    }
+    if let Some(na) = &metric.non_additive {
+        all.extend(na.per.iter().map(|p| (anchor, p.column.as_str())));
+    }
+    if let Transform::Converted(t) = &q.transform {
+        for (a, b) in &t.keys {
+            all.push((anchor, a.as_str()));
+            all.push((t.entity.as_str(), b.as_str()));
+        }
+        all.push((t.entity.as_str(), t.time.as_str()));
+        all.extend(t.filters.iter().map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
+        if let Some(td) = &metric.time_dimension {
+            all.push((td.entity.as_str(), td.column.as_str()));
         }
     }
     let min_max_operands = if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) { measure } else { Vec::new() };
@@ -490,7 +616,7 @@ fn choose_time(
         return Err(Issue::InvalidTimeGrain { grain: grain.as_str().into(), allowed: allowed_by_metric });
     }
     let output_name = time_bucket_name(&dimension, grain);
-    Ok((Some(TimeBucket { dimension, grain, class, output_name }), Some(resolution)))
+    Ok((Some(TimeBucket { dimension, grain, class, output_name, shift: None }), Some(resolution)))
 }
 
 /// A join step as the tree records it.

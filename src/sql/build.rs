@@ -105,14 +105,35 @@ pub fn from_template(template: &str, dialect: &dyn sqlparser::dialect::Dialect, 
 
 /// `SELECT a UNION SELECT b` (distinct), as a query body.
 pub fn union(left: Query, right: Query) -> Query {
+    set_operation(left, right, sqlparser::ast::SetQuantifier::None)
+}
+
+/// `SELECT a UNION ALL SELECT b`.
+pub fn union_all(left: Query, right: Query) -> Query {
+    set_operation(left, right, sqlparser::ast::SetQuantifier::All)
+}
+
+fn set_operation(left: Query, right: Query, set_quantifier: sqlparser::ast::SetQuantifier) -> Query {
     let mut q = templates().query.clone();
     q.body = Box::new(SetExpr::SetOperation {
         left: left.body,
         op: sqlparser::ast::SetOperator::Union,
-        set_quantifier: sqlparser::ast::SetQuantifier::None,
+        set_quantifier,
         right: right.body,
     });
     q
+}
+
+/// `name(arg) OVER (PARTITION BY partition…)`.
+pub fn window_function(name: &str, arg: Expr, partition_by: Vec<Expr>) -> Expr {
+    let Expr::Function(mut f) = function(name, vec![arg], false) else { unreachable!("function builds a function") };
+    f.over = Some(sqlparser::ast::WindowType::WindowSpec(sqlparser::ast::WindowSpec {
+        window_name: None,
+        partition_by,
+        order_by: Vec::new(),
+        window_frame: None,
+    }));
+    Expr::Function(f)
 }
 
 /// `name(args…)`, or `name(DISTINCT args…)`.
@@ -201,16 +222,26 @@ pub fn table_ref(quote: char, name: &str) -> TableFactor {
     t
 }
 
-/// `WITH "name" AS (query), … outer`.
-pub fn with_ctes(ctes: Vec<(String, Query)>, quote: char, mut outer: Query) -> Query {
+/// A common table expression, with its column list when it has one.
+pub struct Cte {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub query: Query,
+}
+
+/// `WITH [RECURSIVE] name [(columns)] AS (query), … outer`.
+pub fn with_recursive_ctes(ctes: Vec<Cte>, recursive: bool, quote: char, mut outer: Query) -> Query {
     let mut with = templates().with.clone();
+    with.recursive = recursive;
     let template = with.cte_tables[0].clone();
     with.cte_tables = ctes
         .into_iter()
-        .map(|(name, query)| {
+        .map(|c| {
             let mut cte = template.clone();
-            cte.alias.name = ident(quote, &name);
-            cte.query = Box::new(query);
+            cte.alias.name = ident(quote, &c.name);
+            cte.alias.columns =
+                c.columns.iter().map(|n| sqlparser::ast::TableAliasColumnDef { name: ident(quote, n), data_type: None }).collect();
+            cte.query = Box::new(c.query);
             cte
         })
         .collect();

@@ -98,6 +98,35 @@ pub enum BooleanTest {
     EqualsOne,
 }
 
+/// How a span of hours, days or months is added to a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateAdd {
+    /// `x + INTERVAL '3 month'` (DuckDB, Postgres, DataFusion, Snowflake).
+    IntervalString,
+    /// `x + INTERVAL '3' MONTH` (SQL standard, Trino, Spark).
+    IntervalQualified,
+    /// `x + INTERVAL 3 MONTH` (MySQL).
+    IntervalBare,
+    /// `DATE_ADD(x, INTERVAL 3 MONTH)` / `DATETIME_ADD` (BigQuery).
+    BigQuery,
+    /// `DATEADD(month, 3, x)` (SQL Server).
+    DateAddFn,
+    /// `datetime(x, '+3 months')` (SQLite).
+    Sqlite,
+}
+
+/// Whether and how a recursive CTE (the time spine) is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecursiveCte {
+    /// `WITH RECURSIVE s (a, b) AS (…)`; Trino requires the column list.
+    WithColumns,
+    /// `WITH RECURSIVE s AS (…)`: BigQuery refuses a column list.
+    WithoutColumns,
+    /// SQL Server stops recursion at 100 levels unless the statement ends in
+    /// `OPTION (MAXRECURSION 0)`, which we cannot write portably.
+    Unsupported,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dialect {
     pub name: &'static str,
@@ -122,6 +151,8 @@ pub struct Dialect {
     /// Type names for date and timestamp parameters (`None`: not cast).
     pub date_param_types: Option<(&'static str, &'static str)>,
     pub boolean_test: BooleanTest,
+    pub date_add: DateAdd,
+    pub recursive_cte: RecursiveCte,
 }
 
 const DUCKDB: Dialect = Dialect {
@@ -140,6 +171,8 @@ const DUCKDB: Dialect = Dialect {
     double_type: "DOUBLE PRECISION",
     date_param_types: Some(("DATE", "TIMESTAMP")),
     boolean_test: BooleanTest::Bare,
+    date_add: DateAdd::IntervalString,
+    recursive_cte: RecursiveCte::WithColumns,
 };
 
 const POSTGRES: Dialect = Dialect {
@@ -175,6 +208,8 @@ const BIGQUERY: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "FLOAT64",
     date_param_types: Some(("DATE", "DATETIME")),
+    date_add: DateAdd::BigQuery,
+    recursive_cte: RecursiveCte::WithoutColumns,
     ..DUCKDB
 };
 
@@ -187,6 +222,7 @@ const TRINO: Dialect = Dialect {
     percentile: Percentile::Unsupported,
     median: Median::AsPercentile,
     double_type: "DOUBLE",
+    date_add: DateAdd::IntervalQualified,
     ..DUCKDB
 };
 
@@ -198,6 +234,7 @@ const DATABRICKS: Dialect = Dialect {
     placeholders: Placeholders::QuestionMark,
     percentile: Percentile::PercentileFn,
     double_type: "DOUBLE",
+    date_add: DateAdd::IntervalQualified,
     ..DUCKDB
 };
 
@@ -214,6 +251,7 @@ const MYSQL: Dialect = Dialect {
     null_safe_eq: NullSafeEq::Spaceship,
     double_type: "DOUBLE",
     date_param_types: Some(("DATE", "DATETIME")),
+    date_add: DateAdd::IntervalBare,
     ..DUCKDB
 };
 
@@ -232,6 +270,8 @@ const MSSQL: Dialect = Dialect {
     double_type: "FLOAT",
     date_param_types: Some(("DATE", "DATETIME2")),
     boolean_test: BooleanTest::EqualsOne,
+    date_add: DateAdd::DateAddFn,
+    recursive_cte: RecursiveCte::Unsupported,
     ..DUCKDB
 };
 
@@ -246,6 +286,7 @@ const SQLITE: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "REAL",
     date_param_types: None,
+    date_add: DateAdd::Sqlite,
     ..DUCKDB
 };
 
@@ -259,6 +300,7 @@ const ANSI: Dialect = Dialect {
     limit: LimitStyle::FetchFirst,
     percentile: Percentile::WithinGroup,
     median: Median::AsPercentile,
+    date_add: DateAdd::IntervalQualified,
     ..DUCKDB
 };
 
@@ -331,6 +373,27 @@ impl Dialect {
         }
     }
 
+    /// The template adding `n` hours, days or months (`unit`) to `sb_x`, a
+    /// time of `class`; `n` may be negative. Weeks, quarters and years are
+    /// converted by `Interval::in_base_units` first.
+    pub fn add_template(&self, n: i64, unit: Grain, class: TypeClass) -> String {
+        debug_assert!(matches!(unit, Grain::Hour | Grain::Day | Grain::Month));
+        let u = unit.as_str();
+        let upper = u.to_ascii_uppercase();
+        let (sign, abs) = if n < 0 { ("-", -n) } else { ("+", n) };
+        match self.date_add {
+            DateAdd::IntervalString => format!("sb_x {sign} INTERVAL '{abs} {u}'"),
+            DateAdd::IntervalQualified => format!("sb_x {sign} INTERVAL '{abs}' {upper}"),
+            DateAdd::IntervalBare => format!("sb_x {sign} INTERVAL {abs} {upper}"),
+            DateAdd::BigQuery => {
+                let f = if class == TypeClass::Date && unit != Grain::Hour { "DATE_ADD" } else { "DATETIME_ADD" };
+                format!("{f}(sb_x, INTERVAL {n} {upper})")
+            }
+            DateAdd::DateAddFn => format!("DATEADD({u}, {n}, sb_x)"),
+            DateAdd::Sqlite => format!("datetime(sb_x, '{sign}{abs} {u}s')"),
+        }
+    }
+
     /// The sqlparser dialect that must parse what this profile emits.
     pub fn parser_dialect(&self) -> Box<dyn sqlparser::dialect::Dialect> {
         use sqlparser::dialect as d;
@@ -365,6 +428,13 @@ mod tests {
                 }
             }
             crate::sql::build::from_template(d.date_of, d.parser_dialect().as_ref(), &x);
+            for unit in [Grain::Hour, Grain::Day, Grain::Month] {
+                for n in [-3, 1] {
+                    let t = d.add_template(n, unit, TypeClass::Timestamp);
+                    let e = crate::sql::build::from_template(&t, d.parser_dialect().as_ref(), &x);
+                    assert!(!e.to_string().contains("sb_x"), "{} {t}: {e}", d.name);
+                }
+            }
         }
     }
 

@@ -21,12 +21,12 @@
 
 use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
 
-use super::build::{self, Limit, SelectParts};
-use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast};
+use super::build::{self, Cte, Limit, SelectParts};
+use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
-use crate::ir::{OutputExpr, OutputMetric, OutputRef, Value};
-use crate::model::{Aggregation, ArithOp, FilterOp, MeasureExpr, MeasureOperand, TypeClass};
-use crate::plan::{AggregationStrategy, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
+use crate::ir::{OutputExpr, OutputMetric, OutputRef, Transform, Value};
+use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, TypeClass, WindowChoice};
+use crate::plan::{AggregationStrategy, ConversionCheck, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -55,7 +55,9 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> Result<CompiledSql, 
 pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
     let mut e = Emitter { dialect, parser: dialect.parser_dialect(), params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
     let query = match (plans, outputs) {
-        ([plan], [OutputMetric { expr: OutputExpr::Component(0), .. }]) => select(&mut e, plan, Naming::Output)?,
+        ([plan], [OutputMetric { expr: OutputExpr::Component(0), name }]) if !matches!(plan.transform, Transform::Cumulative(_)) => {
+            select(&mut e, plan, Naming::Output(name))?
+        }
         _ => combined(&mut e, plans, outputs)?,
     };
     Ok(CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name })
@@ -63,9 +65,9 @@ pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static
 
 /// How a SELECT names its columns.
 #[derive(Clone, Copy, PartialEq)]
-enum Naming {
-    /// The output names, with ORDER BY and LIMIT: a whole answer.
-    Output,
+enum Naming<'a> {
+    /// The output names (the metric's is given), with ORDER BY and LIMIT: a whole answer.
+    Output(&'a str),
     /// `sb_k<i>` and `sb_v`, unordered: one metric of several.
     Internal,
 }
@@ -73,13 +75,28 @@ enum Naming {
 fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> Result<sqlparser::ast::Query, Unsupported> {
     let q = e.dialect.quote;
     let first = &plans[0];
-    let mut ctes = Vec::new();
+    let mut ctes: Vec<Cte> = Vec::new();
+    let mut recursive = false;
     for (i, p) in plans.iter().enumerate() {
-        ctes.push((format!("sb_m{i}"), select(e, p, Naming::Internal)?));
+        match &p.transform {
+            Transform::Cumulative(window) => {
+                recursive = true;
+                ctes.extend(cumulative(e, p, *window, i)?);
+            }
+            _ => ctes.push(Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: select(e, p, Naming::Internal)? }),
+        }
     }
     let names = first.output_names();
     let n_keys = names.len() - 1;
     let key_cols: Vec<String> = (0..n_keys).map(|k| format!("sb_k{k}")).collect();
+    // Moved components (offsets) fill in values for the buckets of the
+    // others; they give the keys only when nothing else does.
+    let anchoring: Vec<usize> = (0..plans.len()).filter(|&m| plans[m].transform.anchors_keys()).collect();
+    let key_sources: Vec<usize> = if anchoring.is_empty() {
+        (0..plans.len()).filter(|&m| !matches!(plans[m].transform, Transform::ToGrain(_))).collect()
+    } else {
+        anchoring
+    };
     let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
         // Ungrouped: every CTE is one row.
         let joins = (1..plans.len()).map(|m| build::cross_join(build::table_ref(q, &format!("sb_m{m}")))).collect();
@@ -97,14 +114,24 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> R
                 limit: None,
             })
         };
-        let keys = (1..plans.len()).fold(key_select(0), |acc, m| build::union(acc, key_select(m)));
+        let keys = key_sources[1..].iter().fold(key_select(key_sources[0]), |acc, &m| build::union(acc, key_select(m)));
         let joins = (0..plans.len())
             .map(|m| {
+                let component = format!("sb_m{m}");
                 let on = key_cols
                     .iter()
-                    .map(|k| e.null_safe_eq(build::column(q, "sb_keys", k), build::column(q, &format!("sb_m{m}"), k)))
+                    .enumerate()
+                    .map(|(k, col)| match (&plans[m].transform, &plans[m].time) {
+                        // The value of the period's first bucket: match the key truncated to the period.
+                        (Transform::ToGrain(period), Some(t)) if k == 0 => build::binary(
+                            build::column(q, &component, col),
+                            BinaryOperator::Eq,
+                            e.bucket_expr(build::column(q, "sb_keys", col), *period, t.class),
+                        ),
+                        _ => e.null_safe_eq(build::column(q, "sb_keys", col), build::column(q, &component, col)),
+                    })
                     .collect();
-                build::left_join(build::table_ref(q, &format!("sb_m{m}")), build::and_all(on).expect("keys"))
+                build::left_join(build::table_ref(q, &component), build::and_all(on).expect("keys"))
             })
             .collect();
         let exprs = key_cols.iter().map(|k| build::column(q, "sb_keys", k)).collect();
@@ -123,11 +150,123 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> R
         order_by,
         limit: Some(e.limit(first.limit)),
     });
-    Ok(build::with_ctes(ctes, q, outer))
+    if recursive {
+        match e.dialect.recursive_cte {
+            RecursiveCte::Unsupported => {
+                return Err(Unsupported { dialect: e.dialect.name, feature: "time spine (recursive query without a depth limit)".into() })
+            }
+            RecursiveCte::WithoutColumns => ctes.iter_mut().for_each(|c| c.columns.clear()),
+            RecursiveCte::WithColumns => {}
+        }
+    }
+    Ok(build::with_recursive_ctes(ctes, recursive, q, outer))
+}
+
+/// A cumulative metric as three CTEs: its rows (`sb_r<i>`: group keys
+/// `sb_g<j>`, value `sb_m`, time `sb_t`), a recursive time spine of every
+/// bucket from the first row's to the last's (`sb_s<i>`: `sb_b`), and the
+/// aggregate of the rows inside each bucket's window (`sb_m<i>`).
+fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte>, Unsupported> {
+    let q = e.dialect.quote;
+    let t = plan.time.as_ref().expect("a cumulative request has a grain (checked when resolving)");
+    let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
+    let anchor = plan.anchor.alias.clone();
+    // The measure binds its parameters first: it comes first in the text.
+    let operand = e.measure_operand(plan, &anchor);
+    let (from, joins, selection) = e.row_source(plan);
+    let mut projection: Vec<SelectItem> = Vec::new();
+    let dedup = match &plan.aggregation {
+        AggregationStrategy::Deduplicated { identity } => {
+            projection.extend(
+                identity.iter().enumerate().map(|(k, c)| build::aliased(build::column(q, &anchor, c), q, &format!("sb_id{k}"))),
+            );
+            true
+        }
+        AggregationStrategy::Direct => false,
+    };
+    projection.extend(plan.group_by.iter().enumerate().map(|(j, g)| {
+        build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
+    }));
+    projection.push(build::aliased(operand, q, "sb_m"));
+    projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
+    let rows = build::query(SelectParts {
+        distinct: dedup,
+        projection,
+        from,
+        joins,
+        selection,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        limit: None,
+    });
+
+    let row_time = build::column(q, &r, "sb_t");
+    let one_bucket = Interval { count: 1, unit: t.grain };
+    let first = build::query(SelectParts {
+        distinct: false,
+        projection: vec![
+            build::aliased(e.bucket_expr(build::function("min", vec![row_time.clone()], false), t.grain, t.class), q, "sb_b"),
+            build::aliased(build::function("max", vec![row_time.clone()], false), q, "sb_end"),
+        ],
+        from: build::table_ref(q, &r),
+        joins: Vec::new(),
+        selection: None,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        limit: None,
+    });
+    let next = e.as_bucket_type(e.add_interval(build::column(q, &s, "sb_b"), one_bucket, 1, t.class), t.class);
+    let step = build::query(SelectParts {
+        distinct: false,
+        projection: vec![build::aliased(next.clone(), q, "sb_b"), build::aliased(build::column(q, &s, "sb_end"), q, "sb_end")],
+        from: build::table_ref(q, &s),
+        joins: Vec::new(),
+        selection: Some(build::binary(next, BinaryOperator::LtEq, build::column(q, &s, "sb_end"))),
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        limit: None,
+    });
+    let spine = build::union_all(first, step);
+
+    let bucket = build::column(q, &s, "sb_b");
+    let end = e.add_interval(bucket.clone(), one_bucket, 1, t.class);
+    let mut window_conditions = vec![build::binary(row_time.clone(), BinaryOperator::Lt, end.clone())];
+    match window {
+        CumulativeWindow::AllTime => {}
+        CumulativeWindow::Rolling(w) => {
+            window_conditions.push(build::binary(row_time, BinaryOperator::GtEq, e.add_interval(end, w, -1, t.class)))
+        }
+        CumulativeWindow::GrainToDate(g) => {
+            window_conditions.push(build::binary(row_time, BinaryOperator::GtEq, e.bucket_expr(bucket.clone(), g, t.class)))
+        }
+    }
+    let mut columns = vec![build::aliased(bucket.clone(), q, "sb_k0")];
+    let mut group_by = vec![bucket];
+    for j in 0..plan.group_by.len() {
+        let g = build::column(q, &r, &format!("sb_g{j}"));
+        columns.push(build::aliased(g.clone(), q, &format!("sb_k{}", j + 1)));
+        group_by.push(g);
+    }
+    columns.push(build::aliased(e.aggregate(plan, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    let aggregate = build::query(SelectParts {
+        distinct: false,
+        projection: columns,
+        from: build::table_ref(q, &s),
+        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(window_conditions).expect("an end"))],
+        selection: None,
+        group_by,
+        order_by: Vec::new(),
+        limit: None,
+    });
+    Ok(vec![
+        Cte { name: r, columns: Vec::new(), query: rows },
+        Cte { name: s, columns: vec!["sb_b".into(), "sb_end".into()], query: spine },
+        Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: aggregate },
+    ])
 }
 
 /// One metric's SELECT.
-fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> Result<sqlparser::ast::Query, Unsupported> {
+fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming<'_>) -> Result<sqlparser::ast::Query, Unsupported> {
     let q = e.dialect.quote;
     let anchor = &plan.anchor.alias;
 
@@ -140,7 +279,7 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> Result<sqlparser
         keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
     }
     let metric_name = match naming {
-        Naming::Output => plan.metric.clone(),
+        Naming::Output(name) => name.to_string(),
         Naming::Internal => {
             for (i, k) in keys.iter_mut().enumerate() {
                 k.1 = format!("sb_k{i}");
@@ -149,42 +288,56 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming) -> Result<sqlparser
         }
     };
     let operand = e.measure_operand(plan, anchor);
-    let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, anchor);
-    let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(e.relation(j), e.on(j))).collect();
-    let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| e.filter(f)).collect();
-    predicates.extend(plan.semi_joins.iter().map(|s| e.semi_join(s)));
-    let selection = build::and_all(predicates);
+    let (from, joins, selection) = e.row_source(plan);
+    let identity = match &plan.aggregation {
+        AggregationStrategy::Deduplicated { identity } => Some(identity),
+        AggregationStrategy::Direct => None,
+    };
 
-    let (outer_keys, aggregate, from, joins, selection) = match &plan.aggregation {
-        AggregationStrategy::Direct => {
-            let aggregate = e.aggregate(plan, operand)?;
-            (keys.clone(), aggregate, from, joins, selection)
+    let (outer_keys, aggregate, from, joins, selection) = if identity.is_none() && plan.non_additive.is_none() {
+        let aggregate = e.aggregate(plan, operand)?;
+        (keys.clone(), aggregate, from, joins, selection)
+    } else {
+        // Rows first (one per anchor identity and keys when a to-many join
+        // repeats them; each with its window's last time when non-additive),
+        // aggregated after.
+        let mut inner: Vec<SelectItem> = identity
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("sb_id{i}")))
+            .collect();
+        inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
+        inner.push(build::aliased(operand, q, "sb_m"));
+        let mut kept = None;
+        if let Some(na) = &plan.non_additive {
+            let time = build::column(q, anchor, &na.column);
+            let mut partition: Vec<Expr> = plan.time.iter().map(|_| keys[0].0.clone()).collect();
+            partition.extend(na.per.iter().map(|p| build::column(q, anchor, p)));
+            let pick = if na.window == WindowChoice::Last { "max" } else { "min" };
+            inner.push(build::aliased(time.clone(), q, "sb_t"));
+            inner.push(build::aliased(build::window_function(pick, time, partition), q, "sb_w"));
+            kept = Some(build::binary(build::column(q, ROWS, "sb_t"), BinaryOperator::Eq, build::column(q, ROWS, "sb_w")));
         }
-        AggregationStrategy::Deduplicated { identity } => {
-            let mut inner: Vec<SelectItem> =
-                identity.iter().enumerate().map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("sb_id{i}"))).collect();
-            inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
-            inner.push(build::aliased(operand, q, "sb_m"));
-            let rows = build::query(SelectParts {
-                distinct: true,
-                projection: inner,
-                from,
-                joins,
-                selection,
-                group_by: Vec::new(),
-                order_by: Vec::new(),
-                limit: None,
-            });
-            let outer_keys: Vec<(Expr, String)> =
-                keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
-            let aggregate = e.aggregate(plan, build::column(q, ROWS, "sb_m"))?;
-            (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), None)
-        }
+        let rows = build::query(SelectParts {
+            distinct: identity.is_some(),
+            projection: inner,
+            from,
+            joins,
+            selection,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+        });
+        let outer_keys: Vec<(Expr, String)> =
+            keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
+        let aggregate = e.aggregate(plan, build::column(q, ROWS, "sb_m"))?;
+        (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), kept)
     };
     let mut columns = outer_keys.clone();
     columns.push((aggregate, metric_name));
     let (order_by, limit) = match naming {
-        Naming::Output => (e.order_by(plan, &columns), Some(e.limit(plan.limit))),
+        Naming::Output(_) => (e.order_by(plan, &columns), Some(e.limit(plan.limit))),
         Naming::Internal => (Vec::new(), None),
     };
     Ok(build::query(SelectParts {
@@ -275,16 +428,89 @@ impl Emitter {
 
     fn time_bucket(&self, t: &TimeBucket) -> Expr {
         let col = build::column(self.dialect.quote, &t.dimension.entity, &t.dimension.column);
-        let bucket = build::from_template(&self.dialect.bucket_template(t.grain, t.class), self.parser.as_ref(), &col);
-        if t.class == TypeClass::Date && self.dialect.buckets_widen_dates {
-            build::from_template(self.dialect.date_of, self.parser.as_ref(), &bucket)
+        let col = match t.shift {
+            Some(shift) => self.add_interval(col, shift, 1, t.class),
+            None => col,
+        };
+        self.bucket_expr(col, t.grain, t.class)
+    }
+
+    /// The bucket of `x` at `grain`, typed like the dimension (a DATE stays a DATE).
+    fn bucket_expr(&self, x: Expr, grain: Grain, class: TypeClass) -> Expr {
+        let bucket = build::from_template(&self.dialect.bucket_template(grain, class), self.parser.as_ref(), &x);
+        self.as_bucket_type(bucket, class)
+    }
+
+    /// Date arithmetic and truncation widen a DATE to a timestamp in some
+    /// engines; a bucket of a DATE column is cast back.
+    fn as_bucket_type(&self, x: Expr, class: TypeClass) -> Expr {
+        if class == TypeClass::Date && self.dialect.buckets_widen_dates {
+            build::from_template(self.dialect.date_of, self.parser.as_ref(), &x)
         } else {
-            bucket
+            x
         }
     }
 
-    /// The value the measure aggregates, per anchor row.
-    fn measure_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
+    /// `x` moved by `sign` (1 or -1) times `interval`.
+    fn add_interval(&self, x: Expr, interval: Interval, sign: i64, class: TypeClass) -> Expr {
+        let (n, unit) = interval.in_base_units();
+        // The template's operator must not bind into an operation of `x`.
+        let x = if matches!(x, Expr::BinaryOp { .. }) { build::nested(x) } else { x };
+        build::from_template(&self.dialect.add_template(sign * n, unit, class), self.parser.as_ref(), &x)
+    }
+
+    /// The FROM, joins and WHERE every row of `plan` comes from.
+    fn row_source(&mut self, plan: &QueryPlan) -> (sqlparser::ast::TableFactor, Vec<Join>, Option<Expr>) {
+        let q = self.dialect.quote;
+        let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, &plan.anchor.alias);
+        let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(self.relation(j), self.on(j))).collect();
+        let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
+        predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
+        (from, joins, build::and_all(predicates))
+    }
+
+    /// `EXISTS (SELECT 1 FROM conversion table WHERE same keys AND a time
+    /// from the base row's to the end of the window AND its filters)`.
+    fn conversion_exists(&mut self, anchor: &str, c: &ConversionCheck) -> Expr {
+        let q = self.dialect.quote;
+        let mut predicates: Vec<Expr> = c
+            .keys
+            .iter()
+            .map(|(base, conv)| build::binary(build::column(q, &c.alias, conv), BinaryOperator::Eq, build::column(q, anchor, base)))
+            .collect();
+        let (conv_time, base_time) = (build::column(q, &c.alias, &c.time), build::column(q, anchor, &c.base_time));
+        predicates.push(build::binary(conv_time.clone(), BinaryOperator::GtEq, base_time.clone()));
+        if let Some(w) = c.window {
+            let end = self.add_interval(base_time, w, 1, TypeClass::Timestamp);
+            predicates.push(build::binary(conv_time, BinaryOperator::LtEq, end));
+        }
+        predicates.extend(c.filters.iter().map(|f| self.filter(f)));
+        let sub = build::query(SelectParts {
+            distinct: false,
+            projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+            from: build::table(q, &c.table.schema, &c.table.table, &c.alias),
+            joins: Vec::new(),
+            selection: build::and_all(predicates),
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+        });
+        build::exists(sub)
+    }
+
+    /// The value the measure aggregates, per anchor row. A converted count
+    /// counts the identity of rows that convert (`CASE WHEN EXISTS …`), so a
+    /// group where none converts still shows 0.
+    fn measure_operand(&mut self, plan: &QueryPlan, anchor: &str) -> Expr {
+        if let Some(c) = &plan.conversion {
+            let identity = self.plain_operand(plan, anchor);
+            let exists = self.conversion_exists(anchor, c);
+            return build::case_when(exists, identity);
+        }
+        self.plain_operand(plan, anchor)
+    }
+
+    fn plain_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
         match &plan.measure.operand {
             MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
@@ -361,6 +587,10 @@ impl Emitter {
 
     fn filter(&mut self, f: &PlannedFilter) -> Expr {
         let col = build::column(self.dialect.quote, &f.alias, &f.column);
+        let col = match f.shift {
+            Some(shift) => build::nested(self.add_interval(col, shift, 1, TypeClass::Timestamp)),
+            None => col,
+        };
         let op = match f.op {
             FilterOp::Eq => BinaryOperator::Eq,
             FilterOp::Ne => BinaryOperator::NotEq,

@@ -38,17 +38,50 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "measure_columns": m.measure.columns(),
                 "time_dimension": m.time_dimension.as_ref().map(ToString::to_string),
                 "time_grains": m.time_grains.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+                "non_additive": m.non_additive.as_ref().map(|na| json!({
+                    "dimension": na.dimension.to_string(),
+                    "window": if na.window == crate::model::WindowChoice::Last { "last" } else { "first" },
+                    "per": na.per.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                })),
                 "origin": m.origin.as_str(),
             })
         })
         .chain(project.model.derived.values().map(|d| {
-            json!({
+            use crate::model::{CumulativeWindow, TimeOffset};
+            let offset = |o: &Option<TimeOffset>| match o {
+                None => Json::Null,
+                Some(TimeOffset::Window(w)) => json!({"offset_window": w.to_string()}),
+                Some(TimeOffset::ToGrain(g)) => json!({"offset_to_grain": g.as_str()}),
+            };
+            let mut item = json!({
                 "name": d.name,
                 "description": d.description,
                 "type": d.kind.as_str(),
-                "inputs": d.inputs.iter().map(|i| json!({"metric": i.metric, "alias": i.alias, "filtered": !i.filters.is_empty()})).collect::<Vec<_>>(),
+                "inputs": d.inputs.iter().map(|i| json!({
+                    "metric": i.metric,
+                    "alias": i.alias,
+                    "filtered": !i.filters.is_empty(),
+                    "offset": offset(&i.offset),
+                })).collect::<Vec<_>>(),
+                // Agents must pass time_grain for these, or get invalid_time_grain.
+                "requires_time_grain": d.cumulative.is_some() || d.inputs.iter().any(|i| i.offset.is_some()),
                 "origin": d.origin.as_str(),
-            })
+            });
+            if let Some(w) = d.cumulative {
+                item["window"] = match w {
+                    CumulativeWindow::AllTime => json!("all_time"),
+                    CumulativeWindow::Rolling(i) => json!(i.to_string()),
+                    CumulativeWindow::GrainToDate(g) => json!(format!("{}_to_date", g.as_str())),
+                };
+            }
+            if let Some(c) = &d.conversion {
+                item["conversion"] = json!({
+                    "entity": {"base": c.base_key, "conversion": c.conversion_key},
+                    "window": c.window.map(|w| w.to_string()),
+                    "calculation": if c.calculation == crate::model::ConversionCalculation::ConversionRate { "conversion_rate" } else { "conversions" },
+                });
+            }
+            item
         }))
         .collect();
     listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])

@@ -55,6 +55,32 @@ pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) ->
             ),
             retry(args, |a| a.time_grain = None),
         ),
+        Issue::TimeGrainRequired { metric, allowed } => {
+            let names: Vec<String> = allowed.iter().map(|g| g.as_str().to_string()).collect();
+            let pick = if names.iter().any(|n| n == "month") { Some("month".to_string()) } else { names.first().cloned() };
+            ToolError::new(
+                FailureKind::InvalidTimeGrain,
+                format!("`{metric}` is a series over time: give time_grain, one of {}.", list(&names, 10)),
+                retry(args, |a| a.time_grain = pick).with_fuzzy_matches(names),
+            )
+        }
+        Issue::GrainNotNested { metric, grain, period, allowed } => {
+            let mut names: Vec<String> = allowed.iter().map(|g| g.as_str().to_string()).collect();
+            if names.is_empty() {
+                names.push(period.as_str().to_string());
+            }
+            let first = names.first().cloned();
+            ToolError::new(
+                FailureKind::GrainMismatch,
+                format!(
+                    "`{metric}` works per {}, which a {} bucket does not fit inside; use {}.",
+                    period.as_str(),
+                    grain.as_str(),
+                    list(&names, 10)
+                ),
+                retry(args, |a| a.time_grain = first).with_fuzzy_matches(names),
+            )
+        }
         Issue::UnknownMetric { name, fuzzy } => ToolError::new(FailureKind::UnknownMetric,
             format!("Metric `{name}` is not defined; list_metrics shows the metrics there are."),
             Recovery::call("list_metrics", Json::Null).with_fuzzy_matches(fuzzy.clone()),

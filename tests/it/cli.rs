@@ -101,7 +101,7 @@ fn query_runs_on_the_warehouse_and_writes_the_catalog_snapshot() {
 fn check_reports_a_clean_demo() {
     let out = run(&["check", "--project", "semantics/demo"], &repo(""));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("8 entities"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("9 entities"));
 }
 
 #[test]

@@ -91,7 +91,7 @@ fn postgres_answers_every_oracle_request_as_duckdb_does() {
     assert!(took < Duration::from_secs(60), "export took {took:?}");
     let loaded: std::collections::BTreeMap<String, u64> = report.tables.iter().cloned().collect();
     assert_eq!(loaded[&format!("{}.orders", schema.name)], 120_000);
-    assert_eq!(report.tables.len(), 8);
+    assert_eq!(report.tables.len(), 9);
 
     let pg = PostgresEngine::connect(&schema.url).expect("connects");
     let catalog = pg.introspect().expect("introspects");
@@ -192,7 +192,7 @@ fn the_demo_exports_to_parquet_that_reads_back_the_same() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("parquet"));
     let target = engine::export::Target::parse(&format!("parquet:{}", dir.display()), None).unwrap();
     let report = engine::export::export(&duck, "main", &target).expect("export");
-    assert_eq!(report.tables.len(), 8);
+    assert_eq!(report.tables.len(), 9);
     let original = duck
         .execute(&schemabrain::sql::CompiledSql { sql: "SELECT count(*), CAST(sum(amount) * 100 AS BIGINT) FROM main.orders".into(), params: vec![], dialect: "duckdb" }, limits())
         .unwrap()

@@ -16,7 +16,7 @@ fn load_text(kind: FileKind, text: &str) -> Diagnostics {
 fn demo_loads_without_diagnostics() {
     let (model, diags) = load_project(&repo("semantics/demo"));
     assert!(diags.is_empty(), "{diags}");
-    assert_eq!(model.entities.len(), 8);
+    assert_eq!(model.entities.len(), 9);
     assert!(model.metrics.len() >= 8);
     assert!(model.joins.len() >= 9);
 }

@@ -5,6 +5,11 @@
 //! SQL runs on DuckDB; an evaluator written here from the definitions —
 //! never calling the planner — computes the expected rows. They must agree.
 //!
+//! Every metric type is drawn: simple, ratio, cumulative (all time, rolling,
+//! grain-to-date), derived with an offset window or offset-to-grain,
+//! conversion (with and without a window, rate or count) and non-additive
+//! (last or first, with or without `per`), at month grain where time matters.
+//!
 //! `SCHEMABRAIN_FUZZ_CASES` sets the number of cases (default 1000). A
 //! failing seed is kept by proptest in `tests/regressions/oracle_fuzz.txt`
 //! and replayed first on every run.
@@ -12,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use chrono::Datelike;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use serde_json::{json, Value as Json};
@@ -79,6 +85,36 @@ struct Case {
     ratio: bool,
     /// Bucket by month of the anchor's DATE column `d`.
     time: bool,
+    /// The metric type asked for (`x`), when not `m` or the ratio `r`.
+    kind: Kind,
+}
+
+/// The other metric types; each is defined as `x` over `m` (or `c`).
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    Plain,
+    /// `window` in months (rolling), or `to_date` (quarter to date), or all time.
+    Cumulative { window: Option<u32>, quarter_to_date: bool },
+    /// `x = m + p`, `p` = `m` moved `months` later.
+    Offset { months: u32 },
+    /// `x = m - q`, `q` = `m` of the first month of the quarter.
+    QuarterStart,
+    /// Base rows of the anchor converting to rows of `target` with equal
+    /// `key` column, within `days` (or any time after); `rate` or count;
+    /// optionally only target rows with `val > 3`.
+    Conversion { target: usize, key: &'static str, days: Option<u32>, rate: bool, filtered: bool },
+    /// `m` keeps only rows at the last (or first) `d` per month (and per `grp`).
+    NonAdditive { last: bool, per: bool },
+}
+
+impl Kind {
+    fn needs_grain(&self) -> bool {
+        matches!(self, Kind::Cumulative { .. } | Kind::Offset { .. } | Kind::QuarterStart)
+    }
+    /// Whether `m` and `c` carry the anchor's time dimension.
+    fn needs_time_dimension(&self) -> bool {
+        *self != Kind::Plain
+    }
 }
 
 const CATS: [&str; 3] = ["a", "b", "c"];
@@ -174,15 +210,44 @@ fn generate(seed: u64) -> Case {
             let d = if dr.chance(10) {
                 V::Null
             } else {
-                let day = dr.below(400) as i64;
+                // Every tenth day: equal dates and exact 30- and 90-day gaps are common,
+                // so window boundaries and ties are exercised.
+                let day = 10 * dr.below(40) as i64;
                 let date = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap() + chrono::Duration::days(day);
                 V::Text(date.format("%Y-%m-%d").to_string())
             };
             row.insert("d".to_string(), d);
         }
     }
-    let time = dr.chance(35);
-    Case { tables, joins, anchor, agg, group_by, filters, ratio, time }
+    let mut time = dr.chance(35);
+    // The metric type comes from a third stream, for the same reason.
+    let mut kr = Rng(seed ^ 0x7195_0F_3E7A);
+    let kind = match kr.below(10) {
+        0 => Kind::Cumulative {
+            window: kr.chance(50).then(|| 1 + kr.below(3) as u32),
+            quarter_to_date: kr.chance(30),
+        },
+        1 => Kind::Offset { months: [1, 2, 3][kr.below(3)] },
+        2 => Kind::QuarterStart,
+        3 => Kind::Conversion {
+            target: kr.below(n),
+            key: ["grp", "cat"][kr.below(2)],
+            days: kr.chance(60).then(|| [30, 90][kr.below(2)]),
+            rate: kr.chance(60),
+            filtered: kr.chance(40),
+        },
+        4 => Kind::NonAdditive { last: kr.chance(70), per: kr.chance(50) },
+        _ => Kind::Plain,
+    };
+    let kind = match kind {
+        Kind::Cumulative { window: Some(_), quarter_to_date: true } => Kind::Cumulative { window: None, quarter_to_date: true },
+        k => k,
+    };
+    if kind.needs_grain() {
+        time = true;
+    }
+    let ratio = ratio && kind == Kind::Plain;
+    Case { tables, joins, anchor, agg, group_by, filters, ratio, time, kind }
 }
 
 fn fk_columns(case: &Case, t: usize) -> Vec<String> {
@@ -220,11 +285,38 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
             ),
         ));
     }
+    let non_additive = match case.kind {
+        Kind::NonAdditive { last, per } => format!(
+            "non_additive: {{dimension: e{a}.d, window: {}{}}}\n",
+            if last { "last" } else { "first" },
+            if per { format!(", per: [e{}.grp]", case.anchor) } else { String::new() },
+            a = case.anchor
+        ),
+        _ => String::new(),
+    };
     files.push((
         FileKind::Metric,
         PathBuf::from("metrics/m.yaml"),
-        format!("version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n{}", case.anchor, case.agg, time_lines(case)),
+        format!(
+            "version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n{}{non_additive}",
+            case.anchor,
+            case.agg,
+            time_lines(case)
+        ),
     ));
+    if let Some(x) = x_metric(case) {
+        files.push((FileKind::Metric, PathBuf::from("metrics/x.yaml"), x));
+    }
+    if let Kind::Conversion { target, filtered, .. } = case.kind {
+        let filter = if filtered { format!("filter: [{{column: e{target}.val, op: gt, value: 3}}]\n") } else { String::new() };
+        files.push((
+            FileKind::Metric,
+            PathBuf::from("metrics/cv.yaml"),
+            format!(
+                "version: 1\nname: cv\nentity: e{target}\nmeasure: {{agg: count, column: val}}\ntime_dimension: e{target}.d\ntime_grains: [month]\n{filter}"
+            ),
+        ));
+    }
     files.push((
         FileKind::Metric,
         PathBuf::from("metrics/c.yaml"),
@@ -241,8 +333,39 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
     files
 }
 
+/// The definition of `x`, the metric asked for when the case is of another type.
+fn x_metric(case: &Case) -> Option<String> {
+    let head = "version: 1\nname: x\n";
+    Some(match case.kind {
+        Kind::Plain => return None,
+        Kind::NonAdditive { .. } => return None,
+        Kind::Cumulative { window, quarter_to_date } => {
+            let w = match (window, quarter_to_date) {
+                (Some(m), _) => format!("window: {m} months\n"),
+                (None, true) => "grain_to_date: quarter\n".into(),
+                (None, false) => String::new(),
+            };
+            format!("{head}type: cumulative\nmetric: m\n{w}")
+        }
+        Kind::Offset { months } => {
+            let w = if months == 3 { "1 quarter".to_string() } else { format!("{months} months") };
+            format!("{head}type: derived\nexpression: m + p\nmetrics:\n  - {{name: m}}\n  - {{name: m, alias: p, offset_window: {w}}}\n")
+        }
+        Kind::QuarterStart => format!(
+            "{head}type: derived\nexpression: m - q\nmetrics:\n  - {{name: m}}\n  - {{name: m, alias: q, offset_to_grain: quarter}}\n"
+        ),
+        Kind::Conversion { key, days, rate, .. } => {
+            let w = days.map(|d| format!("window: {d} days\n")).unwrap_or_default();
+            let calc = if rate { "conversion_rate" } else { "conversions" };
+            format!(
+                "{head}type: conversion\nbase: c\nconversion: cv\nentity: {{base: {key}, conversion: {key}}}\n{w}calculation: {calc}\n"
+            )
+        }
+    })
+}
+
 fn time_lines(case: &Case) -> String {
-    if case.time {
+    if case.time || case.kind.needs_time_dimension() {
         format!("time_dimension: e{}.d\ntime_grains: [month]\n", case.anchor)
     } else {
         String::new()
@@ -384,36 +507,190 @@ fn as_f64(v: &V) -> Option<f64> {
             let (s, n) = t[4..].split_once('/').unwrap();
             Some(s.parse::<f64>().unwrap() / n.parse::<f64>().unwrap())
         }
+        V::Text(t) if t.starts_with("num:") => t[4..].parse().ok(),
         _ => None,
     }
 }
 
-/// The expected rows: the metric, or the ratio of its filtered self to the count.
+/// The expected rows: the metric, the ratio of its filtered self to the
+/// count, or `x` of the case's kind.
 fn evaluate(case: &Case) -> Vec<Vec<V>> {
-    if !case.ratio {
-        return evaluate_metric(case, case.agg, &[]).into_iter().map(|(mut k, v)| { k.push(v); k }).collect();
+    let row = |mut k: Vec<V>, v: V| {
+        k.push(v);
+        k
+    };
+    match &case.kind {
+        Kind::Plain if case.ratio => {
+            let extra = [(case.anchor, "cat".to_string(), "eq", json!("a"))];
+            let num = evaluate_metric(case, case.agg, &extra, true);
+            let den = evaluate_metric(case, "count", &[], false);
+            let keys: BTreeSet<&Vec<V>> = num.keys().chain(den.keys()).collect();
+            keys.into_iter()
+                .map(|k| {
+                    let n = num.get(k).and_then(as_f64);
+                    let d = den.get(k).and_then(as_f64).filter(|d| *d != 0.0);
+                    row(k.clone(), n.zip(d).map_or(V::Null, |(n, d)| V::Text(format!("num:{}", n / d))))
+                })
+                .collect()
+        }
+        Kind::Plain | Kind::NonAdditive { .. } => {
+            evaluate_metric(case, case.agg, &[], true).into_iter().map(|(k, v)| row(k, v)).collect()
+        }
+        Kind::Offset { months } => {
+            let m = evaluate_metric(case, case.agg, &[], true);
+            m.iter()
+                .map(|(k, v)| {
+                    // p at bucket b is m at b - months.
+                    let mut earlier = k.clone();
+                    earlier[0] = shift_month(&k[0], -(*months as i32));
+                    let p = m.get(&earlier);
+                    row(k.clone(), numeric(as_f64(v).zip(p.and_then(as_f64)).map(|(a, b)| a + b)))
+                })
+                .collect()
+        }
+        Kind::QuarterStart => {
+            let m = evaluate_metric(case, case.agg, &[], true);
+            m.iter()
+                .map(|(k, v)| {
+                    let mut start = k.clone();
+                    start[0] = quarter_start(&k[0]);
+                    // A NULL bucket has no quarter: its `q` stays NULL.
+                    let q = if k[0] == V::Null { None } else { m.get(&start) };
+                    row(k.clone(), numeric(as_f64(v).zip(q.and_then(as_f64)).map(|(a, b)| a - b)))
+                })
+                .collect()
+        }
+        Kind::Cumulative { window, quarter_to_date } => evaluate_cumulative(case, *window, *quarter_to_date),
+        Kind::Conversion { target, key, days, rate, filtered } => {
+            let base = contributions(case, &[]);
+            let a = case.anchor;
+            let converts = |r: usize| -> bool {
+                let (Some(k), Some(d)) = (non_null(&case.tables[a].rows[r][*key]), date(&case.tables[a].rows[r]["d"])) else {
+                    return false;
+                };
+                case.tables[*target].rows.iter().any(|c| {
+                    let Some(cd) = date(&c["d"]) else { return false };
+                    c[*key] == *k
+                        && cd >= d
+                        && days.is_none_or(|n| cd <= d + chrono::Duration::days(i64::from(n)))
+                        && (!filtered || matches!(c["val"], V::Int(v) if v > 3))
+                })
+            };
+            let mut groups: BTreeMap<Vec<V>, (BTreeSet<usize>, BTreeSet<usize>)> = BTreeMap::new();
+            for (r, g) in &base {
+                let mut k: Vec<V> = if case.time { vec![month_of(case, *r)] } else { Vec::new() };
+                k.extend(g.iter().cloned());
+                let entry = groups.entry(k).or_default();
+                entry.0.insert(*r);
+                if converts(*r) {
+                    entry.1.insert(*r);
+                }
+            }
+            if case.group_by.is_empty() && !case.time && groups.is_empty() {
+                groups.insert(Vec::new(), Default::default());
+            }
+            groups
+                .into_iter()
+                .map(|(k, (all, converted))| {
+                    let v = if !*rate {
+                        V::Int(converted.len() as i64)
+                    } else if all.is_empty() {
+                        V::Null
+                    } else {
+                        V::Text(format!("num:{}", converted.len() as f64 / all.len() as f64))
+                    };
+                    row(k, v)
+                })
+                .collect()
+        }
     }
-    let extra = [(case.anchor, "cat".to_string(), "eq", json!("a"))];
-    let num = evaluate_metric(case, case.agg, &extra);
-    let den = evaluate_metric(case, "count", &[]);
-    let keys: BTreeSet<&Vec<V>> = num.keys().chain(den.keys()).collect();
-    keys.into_iter()
-        .map(|k| {
-            let n = num.get(k).and_then(as_f64);
-            let d = den.get(k).and_then(as_f64).filter(|d| *d != 0.0);
-            let mut row = k.clone();
-            row.push(match (n, d) {
-                (Some(n), Some(d)) => V::Text(format!("ratio:{}", n / d)),
-                _ => V::Null,
-            });
-            row
-        })
-        .collect()
 }
 
-/// One simple metric (`agg` over the anchor's `val`) with the case's filters
-/// plus `extra`: group key → value.
-fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str, Json)]) -> BTreeMap<Vec<V>, V> {
+fn non_null(v: &V) -> Option<&V> {
+    (*v != V::Null).then_some(v)
+}
+
+fn date(v: &V) -> Option<chrono::NaiveDate> {
+    match v {
+        V::Text(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(),
+        _ => None,
+    }
+}
+
+fn month_start(d: chrono::NaiveDate) -> chrono::NaiveDate {
+    d.with_day(1).unwrap()
+}
+
+fn date_v(d: chrono::NaiveDate) -> V {
+    V::Text(d.format("%Y-%m-%d").to_string())
+}
+
+/// A month bucket moved by `months` (either way).
+fn shift_month(v: &V, months: i32) -> V {
+    date(v).map_or(V::Null, |d| {
+        let moved = if months >= 0 {
+            d.checked_add_months(chrono::Months::new(months as u32))
+        } else {
+            d.checked_sub_months(chrono::Months::new((-months) as u32))
+        };
+        date_v(moved.unwrap())
+    })
+}
+
+fn quarter_start(v: &V) -> V {
+    date(v).map_or(V::Null, |d| date_v(chrono::NaiveDate::from_ymd_opt(d.year(), (d.month0() / 3) * 3 + 1, 1).unwrap()))
+}
+
+/// The month of the anchor row's date: its first day, still a DATE.
+fn month_of(case: &Case, r: usize) -> V {
+    date(&case.tables[case.anchor].rows[r]["d"]).map_or(V::Null, |d| date_v(month_start(d)))
+}
+
+fn numeric(x: Option<f64>) -> V {
+    x.map_or(V::Null, |x| V::Text(format!("num:{x}")))
+}
+
+/// Every bucket of a spine from the first row's month to the last's; a
+/// bucket's value aggregates the rows whose date lies in its window.
+fn evaluate_cumulative(case: &Case, window: Option<u32>, quarter_to_date: bool) -> Vec<Vec<V>> {
+    let rows = contributions(case, &[]);
+    let a = case.anchor;
+    let dated: Vec<(chrono::NaiveDate, &Vec<V>, &V)> = rows
+        .iter()
+        .filter_map(|(r, g)| date(&case.tables[a].rows[*r]["d"]).map(|d| (d, g, &case.tables[a].rows[*r]["val"])))
+        .collect();
+    let (Some(first), Some(last)) = (dated.iter().map(|x| x.0).min(), dated.iter().map(|x| x.0).max()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut b = month_start(first);
+    while b <= last {
+        let end = b.checked_add_months(chrono::Months::new(1)).unwrap();
+        let start = match (window, quarter_to_date) {
+            (Some(m), _) => Some(end.checked_sub_months(chrono::Months::new(m)).unwrap()),
+            (None, true) => Some(chrono::NaiveDate::from_ymd_opt(b.year(), (b.month0() / 3) * 3 + 1, 1).unwrap()),
+            (None, false) => None,
+        };
+        let mut groups: BTreeMap<&Vec<V>, Vec<V>> = BTreeMap::new();
+        for (d, g, v) in &dated {
+            if *d < end && start.is_none_or(|s| *d >= s) {
+                groups.entry(g).or_default().push((*v).clone());
+            }
+        }
+        for (g, vals) in groups {
+            let mut k = vec![date_v(b)];
+            k.extend(g.iter().cloned());
+            k.push(aggregate(case.agg, &vals));
+            out.push(k);
+        }
+        b = end;
+    }
+    out
+}
+
+/// Each kept anchor row with its group-by values (the time bucket apart):
+/// one entry per distinct (row, keys), as the planner's deduplication means.
+fn contributions(case: &Case, extra: &[(usize, String, &'static str, Json)]) -> BTreeSet<(usize, Vec<V>)> {
     let filters: Vec<(usize, String, &str, Json)> = case.filters.iter().cloned().chain(extra.iter().cloned()).collect();
     let paths = paths(case);
     let a = case.anchor;
@@ -454,7 +731,7 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
     // Hops are applied in path order: sort by depth so parents come first.
     let depth = |h: &Hop| paths[&h.to].len();
     main_hops.sort_by_key(depth);
-    let mut contributions: BTreeSet<(usize, Vec<V>)> = BTreeSet::new();
+    let mut out: BTreeSet<(usize, Vec<V>)> = BTreeSet::new();
     for r in 0..case.tables[a].rows.len() {
         let start = BTreeMap::from([(a, Some(r))]);
         let rows = extend(case, vec![start.clone()], &main_hops, true);
@@ -481,44 +758,61 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
             continue;
         }
         for x in &rows {
-            let mut key: Vec<V> = Vec::new();
-            if case.time {
-                // The month of the anchor's date: its first day, still a DATE.
-                key.push(match &case.tables[a].rows[r]["d"] {
-                    V::Text(d) => V::Text(format!("{}-01", &d[..7])),
-                    _ => V::Null,
-                });
-            }
-            key.extend(case.group_by.iter().map(|(e, c)| value(case, x, *e, c)));
-            contributions.insert((r, key));
+            out.insert((r, case.group_by.iter().map(|(e, c)| value(case, x, *e, c)).collect()));
         }
     }
+    out
+}
+
+fn aggregate(agg: &str, vals: &[V]) -> V {
+    let nums: Vec<i64> = vals.iter().filter_map(|v| if let V::Int(i) = v { Some(*i) } else { None }).collect();
+    match agg {
+        "sum" => nums.iter().copied().reduce(|x, y| x + y).map_or(V::Null, V::Int),
+        "count" => V::Int(nums.len() as i64),
+        "count_distinct" => V::Int(nums.iter().collect::<BTreeSet<_>>().len() as i64),
+        "min" => nums.iter().min().map_or(V::Null, |m| V::Int(*m)),
+        "max" => nums.iter().max().map_or(V::Null, |m| V::Int(*m)),
+        // avg as an exact fraction, compared with a tolerance later
+        "avg" if nums.is_empty() => V::Null,
+        "avg" => V::Text(format!("avg:{}/{}", nums.iter().sum::<i64>(), nums.len())),
+        other => panic!("agg {other}"),
+    }
+}
+
+/// One simple metric (`agg` over the anchor's `val`) with the case's filters
+/// plus `extra`: group key → value. `as_m`: this is `m`, so a non-additive
+/// case keeps only the rows at the window's last (or first) date.
+fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str, Json)], as_m: bool) -> BTreeMap<Vec<V>, V> {
+    let a = case.anchor;
+    let mut rows = contributions(case, extra);
+    if let (Kind::NonAdditive { last, per }, true) = (&case.kind, as_m) {
+        // The partition: the month (when bucketed) and `grp` (with `per`).
+        let partition = |r: usize| -> (V, V) {
+            (
+                if case.time { month_of(case, r) } else { V::Null },
+                if *per { case.tables[a].rows[r]["grp"].clone() } else { V::Null },
+            )
+        };
+        let mut pick: BTreeMap<(V, V), chrono::NaiveDate> = BTreeMap::new();
+        for (r, _) in &rows {
+            if let Some(d) = date(&case.tables[a].rows[*r]["d"]) {
+                let e = pick.entry(partition(*r)).or_insert(d);
+                *e = if *last { (*e).max(d) } else { (*e).min(d) };
+            }
+        }
+        rows.retain(|(r, _)| date(&case.tables[a].rows[*r]["d"]).is_some_and(|d| pick.get(&partition(*r)) == Some(&d)));
+    }
     let mut groups: BTreeMap<Vec<V>, Vec<V>> = BTreeMap::new();
-    for (r, key) in contributions {
+    for (r, g) in rows {
+        let mut key: Vec<V> = if case.time { vec![month_of(case, r)] } else { Vec::new() };
+        key.extend(g);
         groups.entry(key).or_default().push(case.tables[a].rows[r]["val"].clone());
     }
     // Ungrouped: one row even with no input rows.
     if case.group_by.is_empty() && !case.time && groups.is_empty() {
         groups.insert(Vec::new(), Vec::new());
     }
-    groups
-        .into_iter()
-        .map(|(key, vals)| {
-            let nums: Vec<i64> = vals.iter().filter_map(|v| if let V::Int(i) = v { Some(*i) } else { None }).collect();
-            let value = match agg {
-                "sum" => nums.iter().copied().reduce(|x, y| x + y).map_or(V::Null, V::Int),
-                "count" => V::Int(nums.len() as i64),
-                "count_distinct" => V::Int(nums.iter().collect::<BTreeSet<_>>().len() as i64),
-                "min" => nums.iter().min().map_or(V::Null, |m| V::Int(*m)),
-                "max" => nums.iter().max().map_or(V::Null, |m| V::Int(*m)),
-                // avg as an exact fraction, compared with a tolerance later
-                "avg" if nums.is_empty() => V::Null,
-                "avg" => V::Text(format!("avg:{}/{}", nums.iter().sum::<i64>(), nums.len())),
-                other => panic!("agg {other}"),
-            };
-            (key, value)
-        })
-        .collect()
+    groups.into_iter().map(|(key, vals)| (key, aggregate(agg, &vals))).collect()
 }
 
 fn from_json(j: &Json) -> V {
@@ -540,9 +834,14 @@ fn same(expected: &V, got: &V) -> bool {
             have.is_some_and(|h| (h - want).abs() < 1e-9)
         }
         (V::Text(e), V::Int(g)) if e.starts_with("avg:") => same(expected, &V::Text(format!("float:{g}"))),
-        (V::Text(e), V::Text(g)) if e.starts_with("ratio:") => {
-            let want: f64 = e[6..].parse().unwrap();
-            g.strip_prefix("float:").and_then(|x| x.parse::<f64>().ok()).is_some_and(|h| (h - want).abs() <= 1e-9 * want.abs().max(1.0))
+        (V::Text(e), got) if e.starts_with("num:") => {
+            let want: f64 = e[4..].parse().unwrap();
+            let have = match got {
+                V::Int(i) => Some(*i as f64),
+                V::Text(g) => g.strip_prefix("float:").and_then(|x| x.parse::<f64>().ok()),
+                V::Null => None,
+            };
+            have.is_some_and(|h| (h - want).abs() <= 1e-9 * want.abs().max(1.0))
         }
         _ => expected == got,
     }
@@ -555,7 +854,11 @@ fn request(case: &Case) -> Json {
         .iter()
         .map(|(e, c, op, v)| if v.is_null() { json!({"column": format!("e{e}.{c}"), "op": op}) } else { json!({"column": format!("e{e}.{c}"), "op": op, "value": v}) })
         .collect();
-    let name = if case.ratio { "r" } else { "m" };
+    let name = match (&case.kind, case.ratio) {
+        (Kind::Plain | Kind::NonAdditive { .. }, false) => "m",
+        (_, true) => "r",
+        _ => "x",
+    };
     let mut req = json!({"name": name, "group_by": group_by, "filters": filters, "limit": 10000});
     if case.time {
         req["time_grain"] = json!("month");

@@ -112,7 +112,7 @@ fn search_is_deterministic_and_bounded() {
     assert_eq!(a.data().unwrap()["hits"], b.data().unwrap()["hits"]);
     assert_eq!(a.data().unwrap()["hits"].as_array().unwrap().len(), 2);
     let all = invoke(project, "find_relevant_tables", &json!({"query": "*", "response_format": "detailed"}), Execution::DryRun);
-    assert_eq!(all.data().unwrap()["hits"].as_array().unwrap().len(), 8, "`*` lists every table");
+    assert_eq!(all.data().unwrap()["hits"].as_array().unwrap().len(), 9, "`*` lists every table");
     let bad = invoke(project, "find_relevant_tables", &json!({"query": "order", "limit": 0}), Execution::DryRun);
     assert_eq!(bad.status().as_str(), "error");
 }

@@ -1,0 +1,44 @@
+-- case: 048_conversion_rate
+-- dialect: ansi
+-- status: success
+-- Signup-to-order conversion within 30 days, by signup quarter and segment.
+WITH "sb_m0" AS (
+  SELECT
+    FLOOR("customer"."signup_date" TO QUARTER) AS "sb_k0",
+    "customer"."segment" AS "sb_k1",
+    count(CASE WHEN EXISTS (SELECT 1 FROM "main"."orders" AS "sb_conv" WHERE "sb_conv"."customer_id" = "customer"."id" AND "sb_conv"."ordered_at" >= "customer"."signup_date" AND "sb_conv"."ordered_at" <= "customer"."signup_date" + INTERVAL '30' DAY) THEN "customer"."id" END) AS "sb_v"
+  FROM
+    "main"."customers" AS "customer"
+  GROUP BY
+    FLOOR("customer"."signup_date" TO QUARTER), "customer"."segment"
+), "sb_m1" AS (
+  SELECT
+    FLOOR("customer"."signup_date" TO QUARTER) AS "sb_k0",
+    "customer"."segment" AS "sb_k1",
+    count("customer"."id") AS "sb_v"
+  FROM
+    "main"."customers" AS "customer"
+  GROUP BY
+    FLOOR("customer"."signup_date" TO QUARTER), "customer"."segment"
+)
+SELECT
+  "sb_keys"."sb_k0" AS "customer.signup_date__quarter",
+  "sb_keys"."sb_k1" AS "customer.segment",
+  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "signup_order_conversion"
+FROM
+  (
+    SELECT
+      "sb_m0"."sb_k0",
+      "sb_m0"."sb_k1"
+    FROM
+      "sb_m0"
+    UNION
+    SELECT
+      "sb_m1"."sb_k0",
+      "sb_m1"."sb_k1"
+    FROM
+      "sb_m1"
+  ) AS "sb_keys"
+  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m0"."sb_k1"
+  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m1"."sb_k1" ORDER BY "customer.signup_date__quarter" ASC NULLS LAST, "customer.segment" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
+-- params: []

@@ -1,0 +1,38 @@
+-- case: 046_derived_offset_window
+-- dialect: bigquery
+-- status: success
+-- Month-over-month growth; the offset input's rows are moved a month later, time filters read the moved time.
+WITH `sb_m0` AS (
+  SELECT
+    TIMESTAMP_TRUNC(`order`.`ordered_at`, MONTH) AS `sb_k0`,
+    sum(`order`.`amount`) AS `sb_v`
+  FROM
+    `main`.`orders` AS `order`
+  WHERE
+    `order`.`status` NOT IN (?) AND `order`.`ordered_at` >= CAST(? AS DATETIME)
+  GROUP BY
+    TIMESTAMP_TRUNC(`order`.`ordered_at`, MONTH)
+), `sb_m1` AS (
+  SELECT
+    TIMESTAMP_TRUNC(DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH), MONTH) AS `sb_k0`,
+    sum(`order`.`amount`) AS `sb_v`
+  FROM
+    `main`.`orders` AS `order`
+  WHERE
+    `order`.`status` NOT IN (?) AND (DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH)) >= CAST(? AS DATETIME)
+  GROUP BY
+    TIMESTAMP_TRUNC(DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH), MONTH)
+)
+SELECT
+  `sb_keys`.`sb_k0` AS `order.ordered_at__month`,
+  (CAST((`sb_m0`.`sb_v` - `sb_m1`.`sb_v`) AS FLOAT64) / nullif(`sb_m1`.`sb_v`, 0)) AS `revenue_growth_mom`
+FROM
+  (
+    SELECT
+      `sb_m0`.`sb_k0`
+    FROM
+      `sb_m0`
+  ) AS `sb_keys`
+  LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` IS NOT DISTINCT FROM `sb_m0`.`sb_k0`
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` IS NOT DISTINCT FROM `sb_m1`.`sb_k0` ORDER BY `order.ordered_at__month` ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled","2024-01-01 00:00:00","cancelled","2024-01-01 00:00:00"]

@@ -1,0 +1,63 @@
+-- case: 051_cumulative_and_simple
+-- dialect: bigquery
+-- status: success
+-- A cumulative metric beside a simple one, keys joined null-safely.
+WITH RECURSIVE `sb_r0` AS (
+  SELECT
+    `order`.`amount` AS `sb_m`,
+    `order`.`ordered_at` AS `sb_t`
+  FROM
+    `main`.`orders` AS `order`
+  WHERE
+    `order`.`status` NOT IN (?)
+), `sb_s0` AS (
+  SELECT
+    TIMESTAMP_TRUNC(min(`sb_r0`.`sb_t`), QUARTER) AS `sb_b`,
+    max(`sb_r0`.`sb_t`) AS `sb_end`
+  FROM
+    `sb_r0`
+  UNION ALL
+  SELECT
+    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 3 MONTH) AS `sb_b`,
+    `sb_s0`.`sb_end` AS `sb_end`
+  FROM
+    `sb_s0`
+  WHERE
+    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 3 MONTH) <= `sb_s0`.`sb_end`
+), `sb_m0` AS (
+  SELECT
+    `sb_s0`.`sb_b` AS `sb_k0`,
+    sum(`sb_r0`.`sb_m`) AS `sb_v`
+  FROM
+    `sb_s0`
+    JOIN `sb_r0` ON `sb_r0`.`sb_t` < DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 3 MONTH)
+  GROUP BY
+    `sb_s0`.`sb_b`
+), `sb_m1` AS (
+  SELECT
+    TIMESTAMP_TRUNC(`order`.`ordered_at`, QUARTER) AS `sb_k0`,
+    count(`order`.`id`) AS `sb_v`
+  FROM
+    `main`.`orders` AS `order`
+  GROUP BY
+    TIMESTAMP_TRUNC(`order`.`ordered_at`, QUARTER)
+)
+SELECT
+  `sb_keys`.`sb_k0` AS `order.ordered_at__quarter`,
+  `sb_m0`.`sb_v` AS `cumulative_revenue`,
+  `sb_m1`.`sb_v` AS `order_count`
+FROM
+  (
+    SELECT
+      `sb_m0`.`sb_k0`
+    FROM
+      `sb_m0`
+    UNION
+    SELECT
+      `sb_m1`.`sb_k0`
+    FROM
+      `sb_m1`
+  ) AS `sb_keys`
+  LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` IS NOT DISTINCT FROM `sb_m0`.`sb_k0`
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` IS NOT DISTINCT FROM `sb_m1`.`sb_k0` ORDER BY `order.ordered_at__quarter` ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled"]

@@ -1,0 +1,5 @@
+-- case: 043_cumulative_all_time
+-- dialect: mssql
+-- status: error
+-- A running total (all time) by month over a time spine generated in SQL.
+-- error: malformed_name: mssql has no exact time spine (recursive query without a depth limit), so this request cannot be written for it without changing its meaning; compile it for another dialect

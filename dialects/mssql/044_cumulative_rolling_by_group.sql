@@ -1,0 +1,5 @@
+-- case: 044_cumulative_rolling_by_group
+-- dialect: mssql
+-- status: error
+-- A rolling three-month window per customer segment; rows are re-aggregated for every bucket.
+-- error: malformed_name: mssql has no exact time spine (recursive query without a depth limit), so this request cannot be written for it without changing its meaning; compile it for another dialect

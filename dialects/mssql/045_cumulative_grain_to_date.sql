@@ -1,0 +1,5 @@
+-- case: 045_cumulative_grain_to_date
+-- dialect: mssql
+-- status: error
+-- Month-to-date revenue at day grain, filtered to one quarter.
+-- error: malformed_name: mssql has no exact time spine (recursive query without a depth limit), so this request cannot be written for it without changing its meaning; compile it for another dialect

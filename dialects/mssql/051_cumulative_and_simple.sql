@@ -1,0 +1,5 @@
+-- case: 051_cumulative_and_simple
+-- dialect: mssql
+-- status: error
+-- A cumulative metric beside a simple one, keys joined null-safely.
+-- error: malformed_name: mssql has no exact time spine (recursive query without a depth limit), so this request cannot be written for it without changing its meaning; compile it for another dialect
