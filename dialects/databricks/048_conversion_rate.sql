@@ -6,9 +6,11 @@ WITH `sb_m0` AS (
   SELECT
     CAST(date_trunc('quarter', `customer`.`signup_date`) AS DATE) AS `sb_k0`,
     `customer`.`segment` AS `sb_k1`,
-    count(CASE WHEN EXISTS (SELECT 1 FROM `main`.`orders` AS `sb_conv` WHERE `sb_conv`.`customer_id` = `customer`.`id` AND `sb_conv`.`ordered_at` >= `customer`.`signup_date` AND `sb_conv`.`ordered_at` <= `customer`.`signup_date` + INTERVAL '30' DAY) THEN `customer`.`id` END) AS `sb_v`
+    count(`customer`.`id`) AS `sb_v`
   FROM
     `main`.`customers` AS `customer`
+  WHERE
+    EXISTS (SELECT 1 FROM `main`.`orders` AS `sb_conv` WHERE `sb_conv`.`customer_id` = `customer`.`id` AND `sb_conv`.`ordered_at` >= `customer`.`signup_date` AND `sb_conv`.`ordered_at` <= `customer`.`signup_date` + INTERVAL '30' DAY)
   GROUP BY
     CAST(date_trunc('quarter', `customer`.`signup_date`) AS DATE), `customer`.`segment`
 ), `sb_m1` AS (
@@ -24,7 +26,7 @@ WITH `sb_m0` AS (
 SELECT
   `sb_keys`.`sb_k0` AS `customer.signup_date__quarter`,
   `sb_keys`.`sb_k1` AS `customer.segment`,
-  (CAST(`sb_m0`.`sb_v` AS DOUBLE) / nullif(`sb_m1`.`sb_v`, 0)) AS `signup_order_conversion`
+  (CAST(coalesce(`sb_m0`.`sb_v`, 0) AS DOUBLE) / nullif(`sb_m1`.`sb_v`, 0)) AS `signup_order_conversion`
 FROM
   (
     SELECT

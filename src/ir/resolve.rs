@@ -142,10 +142,11 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
                             filters: metric_filters(model, conv, &d.inputs[1].filters)?,
                         };
                         let converted = component(base, &d.inputs[0].filters, Transform::Converted(target))?;
+                        // The base count gives every group its row, with 0 conversions where none converts.
+                        let all = component(base, &d.inputs[0].filters, Transform::ConversionBase)?;
                         match spec.calculation {
                             crate::model::ConversionCalculation::Conversions => OutputExpr::Component(converted),
                             crate::model::ConversionCalculation::ConversionRate => {
-                                let all = component(base, &d.inputs[0].filters, Transform::ConversionBase)?;
                                 OutputExpr::Binary(
                                     crate::model::ArithOp::Div,
                                     Box::new(OutputExpr::Component(converted)),

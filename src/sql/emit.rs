@@ -53,7 +53,15 @@ pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> Result<CompiledSql, 
 /// anything else (several metrics, ratios, derived) as CTEs over its
 /// components.
 pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
-    let mut e = Emitter { dialect, parser: dialect.parser_dialect(), params: Vec::new(), outputs: outputs.iter().map(|o| o.name.clone()).collect() };
+    let mut e = Emitter {
+        dialect,
+        parser: dialect.parser_dialect(),
+        params: Vec::new(),
+        outputs: outputs.iter().map(|o| o.name.clone()).collect(),
+        // A converted count keeps only converting rows: a group the base has
+        // and it lacks converted none.
+        zero_if_missing: plans.iter().map(|p| matches!(p.transform, Transform::Converted(_))).collect(),
+    };
     let query = match (plans, outputs) {
         ([plan], [OutputMetric { expr: OutputExpr::Component(0), name }]) if !matches!(plan.transform, Transform::Cumulative(_)) => {
             select(&mut e, plan, Naming::Output(name))?
@@ -171,7 +179,6 @@ fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: us
     let t = plan.time.as_ref().expect("a cumulative request has a grain (checked when resolving)");
     let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
     let anchor = plan.anchor.alias.clone();
-    // The measure binds its parameters first: it comes first in the text.
     let operand = e.measure_operand(plan, &anchor);
     let (from, joins, selection) = e.row_source(plan);
     let mut projection: Vec<SelectItem> = Vec::new();
@@ -358,6 +365,8 @@ struct Emitter {
     params: Vec<Value>,
     /// Output metric names, for ORDER BY.
     outputs: Vec<String>,
+    /// Per component: a missing value means 0, not NULL.
+    zero_if_missing: Vec<bool>,
 }
 
 impl Emitter {
@@ -381,6 +390,9 @@ impl Emitter {
     fn output(&self, e: &OutputExpr) -> Expr {
         let q = self.dialect.quote;
         match e {
+            OutputExpr::Component(i) if self.zero_if_missing[*i] => {
+                build::function("coalesce", vec![build::column(q, &format!("sb_m{i}"), "sb_v"), build::number("0")], false)
+            }
             OutputExpr::Component(i) => build::column(q, &format!("sb_m{i}"), "sb_v"),
             OutputExpr::Number(n) => build::number(n),
             OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner)) },
@@ -466,6 +478,11 @@ impl Emitter {
         let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(self.relation(j), self.on(j))).collect();
         let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
         predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
+        // In WHERE (not in a CASE) so that engines run it as a semi-join.
+        if let Some(c) = &plan.conversion {
+            let exists = self.conversion_exists(&plan.anchor.alias, c);
+            predicates.push(exists);
+        }
         (from, joins, build::and_all(predicates))
     }
 
@@ -498,19 +515,8 @@ impl Emitter {
         build::exists(sub)
     }
 
-    /// The value the measure aggregates, per anchor row. A converted count
-    /// counts the identity of rows that convert (`CASE WHEN EXISTS …`), so a
-    /// group where none converts still shows 0.
-    fn measure_operand(&mut self, plan: &QueryPlan, anchor: &str) -> Expr {
-        if let Some(c) = &plan.conversion {
-            let identity = self.plain_operand(plan, anchor);
-            let exists = self.conversion_exists(anchor, c);
-            return build::case_when(exists, identity);
-        }
-        self.plain_operand(plan, anchor)
-    }
-
-    fn plain_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
+    /// The value the measure aggregates, per anchor row.
+    fn measure_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
         match &plan.measure.operand {
             MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
