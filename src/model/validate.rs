@@ -76,8 +76,13 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
                 continue;
             }
             let names: Vec<&str> = cx.model.metrics.keys().map(String::as_str).collect();
-            let what = if cx.model.derived.contains_key(&input.metric) {
-                format!("`{}` is a {} metric; inputs must be simple metrics", input.metric, d.kind.as_str())
+            let what = if let Some(other) = cx.model.derived.get(&input.metric) {
+                format!(
+                    "`{}` is a {} metric; the inputs of a {} metric must be simple metrics",
+                    input.metric,
+                    other.kind.as_str(),
+                    d.kind.as_str()
+                )
             } else {
                 format!("unknown metric `{}`", input.metric)
             };

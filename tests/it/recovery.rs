@@ -111,6 +111,28 @@ fn grain_finer_than_a_date_is_grain_mismatch() {
 }
 
 #[test]
+fn metrics_over_time_need_a_grain_and_the_recovery_adds_one() {
+    for name in ["cumulative_revenue", "revenue_rolling_3_months", "revenue_growth_mom", "revenue_vs_quarter_start"] {
+        let next = fails_then_recovers(json!({"name": name}), "invalid_time_grain");
+        assert_eq!(next.status(), Status::Success, "{name}");
+        assert!(next.data().unwrap()["sql"].as_str().unwrap().contains("__month"), "{name}: the recovery asks for months");
+    }
+    // A conversion rate or a balance needs no grain.
+    for name in ["signup_order_conversion", "units_on_hand"] {
+        assert_eq!(dry(json!({"name": name})).status(), Status::Success, "{name}");
+    }
+}
+
+#[test]
+fn a_grain_that_does_not_fit_the_period_is_grain_mismatch() {
+    // A week can straddle two months: month-to-date has no meaning per week.
+    let next = fails_then_recovers(json!({"name": "revenue_month_to_date", "time_grain": "week"}), "grain_mismatch");
+    assert_eq!(next.status(), Status::Success);
+    let next = fails_then_recovers(json!({"name": "revenue_vs_quarter_start", "time_grain": "year"}), "grain_mismatch");
+    assert_eq!(next.status(), Status::Success);
+}
+
+#[test]
 fn unknown_via_join_suggests_list_joins() {
     let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["region.name"], "via": ["order_stores"]}), "unknown_via_join");
     assert_eq!(next.status(), Status::Success);
