@@ -350,6 +350,9 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
         // error whose recovery names the `via` to pass.
         flags("revenue", &["region.name"], None, &[], None, &[]),
         flags("revenue", &["region.name"], None, &["revenue desc"], None, &["order_store"]),
+        // A running total over a time spine, and a conversion rate.
+        flags("cumulative_revenue", &[], Some("year"), &[], None, &[]),
+        flags("signup_order_conversion", &["customer.segment"], Some("year"), &[], None, &[]),
     ];
     let mut worst = 0u8;
     for (metric, f) in &tour {

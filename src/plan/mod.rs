@@ -377,12 +377,13 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
         Transform::Converted(target) => {
             let base_time = metric.time_dimension.as_ref().expect("validated: conversion inputs have a time dimension");
             let alias = "sb_conv".to_string();
-            let window = target.window.map_or("any time after".to_string(), |w| format!("within {w} of"));
+            let window = target.window.map_or("at or after its time".to_string(), |w| format!("at most {w} after it"));
             notes.push(format!(
-                "A `{}` row converts when a `{}` row with the same {} comes {window} it; each converts once however many follow.",
+                "A `{}` row converts when a row of `{}` counted by `{}` has {} and comes {window}; it converts once however many follow.",
                 q.anchor,
+                target.entity,
                 target.metric,
-                target.keys.iter().map(|(a, _)| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                target.keys.iter().map(|(a, b)| format!("`{b}` equal to its `{a}`")).collect::<Vec<_>>().join(" and ")
             ));
             Some(ConversionCheck {
                 table: model.entities[&target.entity].table.clone(),
