@@ -1,6 +1,6 @@
 //! Brute-force oracle: random schemas (1–6 entities joined as a tree with
 //! every cardinality, NULL keys, orphans, duplicate keys on to-many sides),
-//! random rows and random requests (every aggregation, group-bys through
+//! random rows and random requests (every aggregation but sum_boolean, group-bys through
 //! every kind of hop, filters to-one and across to-many hops). The planner's
 //! SQL runs on DuckDB; an evaluator written here from the definitions —
 //! never calling the planner — computes the expected rows. They must agree.
@@ -179,7 +179,7 @@ fn generate(seed: u64) -> Case {
         joins.push(JoinDef { name, source, target, source_col, target_col, cardinality });
     }
     let anchor = r.below(n);
-    let agg = ["sum", "count", "count_distinct", "avg", "min", "max"][r.below(6)];
+    let agg = ["sum", "count", "count_distinct", "avg", "min", "max", "median", "percentile"][r.below(8)];
     let col = |r: &mut Rng| ["cat", "val", "grp"][r.below(3)].to_string();
     let mut group_by = Vec::new();
     for _ in 0..r.below(3) {
@@ -303,9 +303,10 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
         FileKind::Metric,
         PathBuf::from("metrics/m.yaml"),
         format!(
-            "version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val}}\n{}{non_additive}",
+            "version: 1\nname: m\nentity: e{}\nmeasure: {{agg: {}, column: val{}}}\n{}{non_additive}",
             case.anchor,
             case.agg,
+            if case.agg == "percentile" { ", percentile: 0.9" } else { "" },
             time_lines(case)
         ),
     ));
@@ -785,8 +786,24 @@ fn aggregate(agg: &str, vals: &[V]) -> V {
         // avg as an exact fraction, compared with a tolerance later
         "avg" if nums.is_empty() => V::Null,
         "avg" => V::Text(format!("avg:{}/{}", nums.iter().sum::<i64>(), nums.len())),
+        "median" => continuous_percentile(&nums, 0.5),
+        "percentile" => continuous_percentile(&nums, 0.9),
         other => panic!("agg {other}"),
     }
+}
+
+/// The continuous percentile: linear interpolation between the two closest
+/// ranks, at position `p * (n - 1)` of the sorted values.
+fn continuous_percentile(nums: &[i64], p: f64) -> V {
+    let mut sorted = nums.to_vec();
+    sorted.sort_unstable();
+    if sorted.is_empty() {
+        return V::Null;
+    }
+    let pos = p * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let x = sorted[lo] as f64 + (sorted[hi] - sorted[lo]) as f64 * (pos - lo as f64);
+    V::Text(format!("num:{x}"))
 }
 
 /// One simple metric (`agg` over the anchor's `val`) with the case's filters
