@@ -20,12 +20,12 @@ WITH RECURSIVE `sb_r0` AS (
     `sb_r0`
   UNION ALL
   SELECT
-    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 MONTH) AS `sb_b`,
+    TIMESTAMP(DATETIME_ADD(DATETIME(`sb_s0`.`sb_b`), INTERVAL 1 MONTH)) AS `sb_b`,
     `sb_s0`.`sb_end` AS `sb_end`
   FROM
     `sb_s0`
   WHERE
-    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 MONTH) <= `sb_s0`.`sb_end`
+    TIMESTAMP(DATETIME_ADD(DATETIME(`sb_s0`.`sb_b`), INTERVAL 1 MONTH)) <= `sb_s0`.`sb_end`
 ), `sb_m0` AS (
   SELECT
     `sb_s0`.`sb_b` AS `sb_k0`,
@@ -33,7 +33,7 @@ WITH RECURSIVE `sb_r0` AS (
     sum(`sb_r0`.`sb_m`) AS `sb_v`
   FROM
     `sb_s0`
-    JOIN `sb_r0` ON `sb_r0`.`sb_t` < DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 MONTH) AND `sb_r0`.`sb_t` >= DATETIME_ADD(DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 MONTH), INTERVAL -3 MONTH)
+    JOIN `sb_r0` ON `sb_r0`.`sb_t` < TIMESTAMP(DATETIME_ADD(DATETIME(`sb_s0`.`sb_b`), INTERVAL 1 MONTH)) AND `sb_r0`.`sb_t` >= TIMESTAMP(DATETIME_ADD(DATETIME(TIMESTAMP(DATETIME_ADD(DATETIME(`sb_s0`.`sb_b`), INTERVAL 1 MONTH))), INTERVAL -3 MONTH))
   GROUP BY
     `sb_s0`.`sb_b`, `sb_r0`.`sb_g0`
 )

@@ -18,19 +18,19 @@ WITH RECURSIVE `sb_r0` AS (
     `sb_r0`
   UNION ALL
   SELECT
-    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) AS `sb_b`,
+    TIMESTAMP_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) AS `sb_b`,
     `sb_s0`.`sb_end` AS `sb_end`
   FROM
     `sb_s0`
   WHERE
-    DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) <= `sb_s0`.`sb_end`
+    TIMESTAMP_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) <= `sb_s0`.`sb_end`
 ), `sb_m0` AS (
   SELECT
     `sb_s0`.`sb_b` AS `sb_k0`,
     sum(`sb_r0`.`sb_m`) AS `sb_v`
   FROM
     `sb_s0`
-    JOIN `sb_r0` ON `sb_r0`.`sb_t` < DATETIME_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) AND `sb_r0`.`sb_t` >= TIMESTAMP_TRUNC(`sb_s0`.`sb_b`, MONTH)
+    JOIN `sb_r0` ON `sb_r0`.`sb_t` < TIMESTAMP_ADD(`sb_s0`.`sb_b`, INTERVAL 1 DAY) AND `sb_r0`.`sb_t` >= TIMESTAMP_TRUNC(`sb_s0`.`sb_b`, MONTH)
   GROUP BY
     `sb_s0`.`sb_b`
 )

@@ -14,14 +14,14 @@ WITH `sb_m0` AS (
     TIMESTAMP_TRUNC(`order`.`ordered_at`, MONTH)
 ), `sb_m1` AS (
   SELECT
-    TIMESTAMP_TRUNC(DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH), MONTH) AS `sb_k0`,
+    TIMESTAMP_TRUNC(TIMESTAMP(DATETIME_ADD(DATETIME(`order`.`ordered_at`), INTERVAL 1 MONTH)), MONTH) AS `sb_k0`,
     sum(`order`.`amount`) AS `sb_v`
   FROM
     `main`.`orders` AS `order`
   WHERE
-    `order`.`status` NOT IN (?) AND (DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH)) >= CAST(? AS DATETIME)
+    `order`.`status` NOT IN (?) AND (TIMESTAMP(DATETIME_ADD(DATETIME(`order`.`ordered_at`), INTERVAL 1 MONTH))) >= CAST(? AS DATETIME)
   GROUP BY
-    TIMESTAMP_TRUNC(DATETIME_ADD(`order`.`ordered_at`, INTERVAL 1 MONTH), MONTH)
+    TIMESTAMP_TRUNC(TIMESTAMP(DATETIME_ADD(DATETIME(`order`.`ordered_at`), INTERVAL 1 MONTH)), MONTH)
 )
 SELECT
   `sb_keys`.`sb_k0` AS `order.ordered_at__month`,

@@ -10,7 +10,7 @@ WITH `sb_m0` AS (
   FROM
     `main`.`customers` AS `customer`
   WHERE
-    EXISTS (SELECT 1 FROM `main`.`orders` AS `sb_conv` WHERE `sb_conv`.`customer_id` = `customer`.`id` AND `sb_conv`.`ordered_at` >= `customer`.`signup_date` AND `sb_conv`.`ordered_at` <= DATETIME_ADD(`customer`.`signup_date`, INTERVAL 30 DAY))
+    EXISTS (SELECT 1 FROM `main`.`orders` AS `sb_conv` WHERE `sb_conv`.`customer_id` = `customer`.`id` AND `sb_conv`.`ordered_at` >= `customer`.`signup_date` AND `sb_conv`.`ordered_at` <= DATE_ADD(`customer`.`signup_date`, INTERVAL 30 DAY))
   GROUP BY
     DATE_TRUNC(`customer`.`signup_date`, QUARTER), `customer`.`segment`
 ), `sb_m1` AS (

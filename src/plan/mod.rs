@@ -109,9 +109,10 @@ pub struct PlannedFilter {
     pub column: String,
     pub op: crate::model::FilterOp,
     pub values: Vec<crate::ir::Value>,
-    /// The column is the time dimension of a moved component: the filter
-    /// reads the moved time, so it selects output buckets, not source rows.
-    pub shift: Option<Interval>,
+    /// The column is the time dimension (of this type class) of a moved
+    /// component: the filter reads the moved time, so it selects output
+    /// buckets, not source rows.
+    pub shift: Option<(Interval, TypeClass)>,
 }
 
 impl PlannedFilter {
@@ -146,8 +147,9 @@ pub struct ConversionCheck {
     pub table: TableRef,
     /// `(anchor column, conversion column)`.
     pub keys: Vec<(String, String)>,
-    /// The anchor's time column.
+    /// The anchor's time column, and its type class.
     pub base_time: String,
+    pub base_class: TypeClass,
     pub time: String,
     pub window: Option<Interval>,
     pub filters: Vec<PlannedFilter>,
@@ -346,7 +348,7 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
     if let (Transform::Offset(shift), Some(t)) = (&q.transform, &mut time) {
         t.shift = Some(*shift);
         for f in filters.iter_mut().filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
-            f.shift = Some(*shift);
+            f.shift = Some((*shift, t.class));
         }
     }
     let (measure, non_additive) = match &q.transform {
@@ -390,6 +392,7 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
                 entity: target.entity.clone(),
                 keys: target.keys.clone(),
                 base_time: base_time.column.clone(),
+                base_class: anchor_entity.column(&base_time.column).map_or(TypeClass::Timestamp, |c| c.type_class()),
                 time: target.time.clone(),
                 window: target.window,
                 filters: target.filters.iter().map(|f| PlannedFilter::on(&alias, f)).collect(),

@@ -107,7 +107,7 @@ pub enum DateAdd {
     IntervalQualified,
     /// `x + INTERVAL 3 MONTH` (MySQL).
     IntervalBare,
-    /// `DATE_ADD(x, INTERVAL 3 MONTH)` / `DATETIME_ADD` (BigQuery).
+    /// `DATE_ADD(x, INTERVAL 3 MONTH)` / `TIMESTAMP_ADD` (BigQuery).
     BigQuery,
     /// `DATEADD(month, 3, x)` (SQL Server).
     DateAddFn,
@@ -385,10 +385,13 @@ impl Dialect {
             DateAdd::IntervalString => format!("sb_x {sign} INTERVAL '{abs} {u}'"),
             DateAdd::IntervalQualified => format!("sb_x {sign} INTERVAL '{abs}' {upper}"),
             DateAdd::IntervalBare => format!("sb_x {sign} INTERVAL {abs} {upper}"),
-            DateAdd::BigQuery => {
-                let f = if class == TypeClass::Date && unit != Grain::Hour { "DATE_ADD" } else { "DATETIME_ADD" };
-                format!("{f}(sb_x, INTERVAL {n} {upper})")
-            }
+            // Buckets of timestamps are TIMESTAMPs (TIMESTAMP_TRUNC), which
+            // TIMESTAMP_ADD moves by hours and days but not by months.
+            DateAdd::BigQuery => match (class, unit) {
+                (TypeClass::Date, Grain::Day | Grain::Month) => format!("DATE_ADD(sb_x, INTERVAL {n} {upper})"),
+                (_, Grain::Month) => format!("TIMESTAMP(DATETIME_ADD(DATETIME(sb_x), INTERVAL {n} MONTH))"),
+                _ => format!("TIMESTAMP_ADD(sb_x, INTERVAL {n} {upper})"),
+            },
             DateAdd::DateAddFn => format!("DATEADD({u}, {n}, sb_x)"),
             DateAdd::Sqlite => format!("datetime(sb_x, '{sign}{abs} {u}s')"),
         }

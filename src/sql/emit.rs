@@ -498,7 +498,7 @@ impl Emitter {
         let (conv_time, base_time) = (build::column(q, &c.alias, &c.time), build::column(q, anchor, &c.base_time));
         predicates.push(build::binary(conv_time.clone(), BinaryOperator::GtEq, base_time.clone()));
         if let Some(w) = c.window {
-            let end = self.add_interval(base_time, w, 1, TypeClass::Timestamp);
+            let end = self.add_interval(base_time, w, 1, c.base_class);
             predicates.push(build::binary(conv_time, BinaryOperator::LtEq, end));
         }
         predicates.extend(c.filters.iter().map(|f| self.filter(f)));
@@ -594,7 +594,7 @@ impl Emitter {
     fn filter(&mut self, f: &PlannedFilter) -> Expr {
         let col = build::column(self.dialect.quote, &f.alias, &f.column);
         let col = match f.shift {
-            Some(shift) => build::nested(self.add_interval(col, shift, 1, TypeClass::Timestamp)),
+            Some((shift, class)) => build::nested(self.add_interval(col, shift, 1, class)),
             None => col,
         };
         let op = match f.op {
