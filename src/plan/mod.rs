@@ -217,7 +217,9 @@ impl QueryPlan {
 /// they can align on. When their time dimensions differ, the bucket column is
 /// named `metric_time__<grain>`.
 pub fn plan_all(model: &SemanticModel, queries: &[MetricQuery]) -> Result<Vec<QueryPlan>, Issue> {
-    let mut plans = queries.iter().map(|q| plan(model, q)).collect::<Result<Vec<_>, _>>()?;
+    // One graph for every component of the request.
+    let graph = JoinGraph::new(model);
+    let mut plans = queries.iter().map(|q| plan_on(model, &graph, q)).collect::<Result<Vec<_>, _>>()?;
     if plans.len() > 1 {
         if let Some(grain) = queries[0].time_grain {
             let without: Vec<String> = plans.iter().filter(|p| p.time.is_none()).map(|p| p.metric.clone()).collect();
@@ -241,19 +243,22 @@ pub fn plan_all(model: &SemanticModel, queries: &[MetricQuery]) -> Result<Vec<Qu
 
 /// Plans a resolved query against the model.
 pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> {
+    plan_on(model, &JoinGraph::new(model), q)
+}
+
+fn plan_on(model: &SemanticModel, graph: &JoinGraph<'_>, q: &MetricQuery) -> Result<QueryPlan, Issue> {
     let metric = model.metric(&q.metric).expect("resolved queries name a known metric");
     let anchor_entity = &model.entities[&q.anchor];
-    let graph = JoinGraph::new(model);
     let mut tree = JoinTree::new(&q.anchor);
     let mut notes = Vec::new();
 
-    let (time, time_resolution) = choose_time(model, &graph, q, &mut notes)?;
+    let (time, time_resolution) = choose_time(model, graph, q, &mut notes)?;
     if let Some(t) = &time {
-        let steps = tree.path_steps(&graph, &t.dimension.entity, &q.via)?;
+        let steps = tree.path_steps(graph, &t.dimension.entity, &q.via)?;
         tree.add(steps, &t.dimension.entity)?;
     }
     for g in &q.group_by {
-        let steps = tree.path_steps(&graph, &g.entity, &q.via)?;
+        let steps = tree.path_steps(graph, &g.entity, &q.via)?;
         tree.add(steps, &g.entity)?;
     }
     // Filters reached over a to-many hop become semi-joins (EXISTS): they keep
@@ -261,7 +266,7 @@ pub fn plan(model: &SemanticModel, q: &MetricQuery) -> Result<QueryPlan, Issue> 
     let mut semi: Vec<SemiJoinBuilder> = Vec::new();
     let mut filters: Vec<PlannedFilter> = Vec::new();
     for f in &q.filters {
-        let steps = tree.path_steps(&graph, &f.column.entity, &q.via)?;
+        let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
         let split = steps.iter().position(|s| s.cardinality.fans_out()).unwrap_or(steps.len());
         let (to_one, beyond) = steps.split_at(split);
         tree.add(to_one.to_vec(), &f.column.entity)?;
