@@ -203,7 +203,7 @@ impl super::Engine for PostgresEngine {
         // The server's statement_timeout is the real limit; this deadline
         // only covers a server that does not answer at all.
         let backstop = limits.timeout + Duration::from_secs(2);
-        let outcome = runtime::block_on_within(&self.rt, backstop, run(&mut *client, compiled, limits));
+        let outcome = runtime::block_on_within(&self.rt, backstop, run(&mut client, compiled, limits));
         match outcome {
             Some(result) => result,
             None => {

@@ -305,7 +305,7 @@ pub fn query(parts: SelectParts) -> Query {
     select.selection = parts.selection;
     select.group_by = GroupByExpr::Expressions(parts.group_by, Vec::new());
     q.order_by = (!parts.order_by.is_empty())
-        .then(|| OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
+        .then_some(OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
     match parts.limit {
         None => {}
         Some(Limit::Limit(n)) => {

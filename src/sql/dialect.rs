@@ -100,7 +100,7 @@ pub enum BooleanTest {
 
 /// How a span of hours, days or months is added to a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DateAdd {
+pub enum DateMath {
     /// `x + INTERVAL '3 month'` (DuckDB, Postgres, DataFusion, Snowflake).
     IntervalString,
     /// `x + INTERVAL '3' MONTH` (SQL standard, Trino, Spark).
@@ -151,7 +151,7 @@ pub struct Dialect {
     /// Type names for date and timestamp parameters (`None`: not cast).
     pub date_param_types: Option<(&'static str, &'static str)>,
     pub boolean_test: BooleanTest,
-    pub date_add: DateAdd,
+    pub date_add: DateMath,
     pub recursive_cte: RecursiveCte,
 }
 
@@ -171,7 +171,7 @@ const DUCKDB: Dialect = Dialect {
     double_type: "DOUBLE PRECISION",
     date_param_types: Some(("DATE", "TIMESTAMP")),
     boolean_test: BooleanTest::Bare,
-    date_add: DateAdd::IntervalString,
+    date_add: DateMath::IntervalString,
     recursive_cte: RecursiveCte::WithColumns,
 };
 
@@ -208,7 +208,7 @@ const BIGQUERY: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "FLOAT64",
     date_param_types: Some(("DATE", "DATETIME")),
-    date_add: DateAdd::BigQuery,
+    date_add: DateMath::BigQuery,
     recursive_cte: RecursiveCte::WithoutColumns,
     ..DUCKDB
 };
@@ -222,7 +222,7 @@ const TRINO: Dialect = Dialect {
     percentile: Percentile::Unsupported,
     median: Median::AsPercentile,
     double_type: "DOUBLE",
-    date_add: DateAdd::IntervalQualified,
+    date_add: DateMath::IntervalQualified,
     ..DUCKDB
 };
 
@@ -234,7 +234,7 @@ const DATABRICKS: Dialect = Dialect {
     placeholders: Placeholders::QuestionMark,
     percentile: Percentile::PercentileFn,
     double_type: "DOUBLE",
-    date_add: DateAdd::IntervalQualified,
+    date_add: DateMath::IntervalQualified,
     ..DUCKDB
 };
 
@@ -251,7 +251,7 @@ const MYSQL: Dialect = Dialect {
     null_safe_eq: NullSafeEq::Spaceship,
     double_type: "DOUBLE",
     date_param_types: Some(("DATE", "DATETIME")),
-    date_add: DateAdd::IntervalBare,
+    date_add: DateMath::IntervalBare,
     ..DUCKDB
 };
 
@@ -270,7 +270,7 @@ const MSSQL: Dialect = Dialect {
     double_type: "FLOAT",
     date_param_types: Some(("DATE", "DATETIME2")),
     boolean_test: BooleanTest::EqualsOne,
-    date_add: DateAdd::DateAddFn,
+    date_add: DateMath::DateAddFn,
     recursive_cte: RecursiveCte::Unsupported,
     ..DUCKDB
 };
@@ -286,7 +286,7 @@ const SQLITE: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "REAL",
     date_param_types: None,
-    date_add: DateAdd::Sqlite,
+    date_add: DateMath::Sqlite,
     ..DUCKDB
 };
 
@@ -300,7 +300,7 @@ const ANSI: Dialect = Dialect {
     limit: LimitStyle::FetchFirst,
     percentile: Percentile::WithinGroup,
     median: Median::AsPercentile,
-    date_add: DateAdd::IntervalQualified,
+    date_add: DateMath::IntervalQualified,
     ..DUCKDB
 };
 
@@ -382,18 +382,18 @@ impl Dialect {
         let upper = u.to_ascii_uppercase();
         let (sign, abs) = if n < 0 { ("-", -n) } else { ("+", n) };
         match self.date_add {
-            DateAdd::IntervalString => format!("sb_x {sign} INTERVAL '{abs} {u}'"),
-            DateAdd::IntervalQualified => format!("sb_x {sign} INTERVAL '{abs}' {upper}"),
-            DateAdd::IntervalBare => format!("sb_x {sign} INTERVAL {abs} {upper}"),
+            DateMath::IntervalString => format!("sb_x {sign} INTERVAL '{abs} {u}'"),
+            DateMath::IntervalQualified => format!("sb_x {sign} INTERVAL '{abs}' {upper}"),
+            DateMath::IntervalBare => format!("sb_x {sign} INTERVAL {abs} {upper}"),
             // Buckets of timestamps are TIMESTAMPs (TIMESTAMP_TRUNC), which
             // TIMESTAMP_ADD moves by hours and days but not by months.
-            DateAdd::BigQuery => match (class, unit) {
+            DateMath::BigQuery => match (class, unit) {
                 (TypeClass::Date, Grain::Day | Grain::Month) => format!("DATE_ADD(sb_x, INTERVAL {n} {upper})"),
                 (_, Grain::Month) => format!("TIMESTAMP(DATETIME_ADD(DATETIME(sb_x), INTERVAL {n} MONTH))"),
                 _ => format!("TIMESTAMP_ADD(sb_x, INTERVAL {n} {upper})"),
             },
-            DateAdd::DateAddFn => format!("DATEADD({u}, {n}, sb_x)"),
-            DateAdd::Sqlite => format!("datetime(sb_x, '{sign}{abs} {u}s')"),
+            DateMath::DateAddFn => format!("DATEADD({u}, {n}, sb_x)"),
+            DateMath::Sqlite => format!("datetime(sb_x, '{sign}{abs} {u}s')"),
         }
     }
 

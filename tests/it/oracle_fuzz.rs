@@ -225,7 +225,7 @@ fn generate(seed: u64) -> Case {
     }
     let mut time = dr.chance(35);
     // The metric type comes from a third stream, for the same reason.
-    let mut kr = Rng(seed ^ 0x7195_0F_3E7A);
+    let mut kr = Rng(seed ^ 0x0071_950F_3E7A);
     let kind = match kr.below(10) {
         0 => Kind::Cumulative {
             window: kr.chance(50).then(|| 1 + kr.below(3) as u32),
