@@ -48,6 +48,8 @@ pub struct GetMetricArgs {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<FilterArgs>,
     /// Bucket the metric by time: hour, day, week (ISO, Monday), month, quarter or year.
+    /// Required for cumulative metrics and metrics with time offsets
+    /// (`requires_time_grain` in list_metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_grain: Option<String>,
     /// The time column to bucket by (`entity.column`) when the metric has none of its own.
