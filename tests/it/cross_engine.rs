@@ -7,6 +7,10 @@
 //! MySQL/MariaDB runs the same corpus as soon as the `mysql` dialect is on
 //! the branch; until then that test only loads and introspects, and
 //! `engines_mysql` checks the engine with hand-written SQL.
+//!
+//! DataFusion runs it on the warehouse exported to Parquet and to CSV, with
+//! `dialect: datafusion`, from a copy of the demo project whose source is
+//! that directory.
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +66,10 @@ const KNOWN_ON_POSTGRES: &[(&str, &str)] = &[
 /// MySQL/MariaDB have no exact median or percentile aggregate; the emitter
 /// refuses rather than approximate.
 const KNOWN_ON_MARIADB: &[(&str, &str)] = &[("044_median_p90_gifts_by_status.yaml", "mysql has no exact median aggregate")];
+
+/// DataFusion has every aggregate the corpus uses (`median`, and
+/// `percentile_cont` for percentiles): nothing is known to fail there.
+const KNOWN_ON_DATAFUSION: &[(&str, &str)] = &[];
 
 fn limits() -> Limits {
     Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
@@ -284,5 +292,41 @@ fn export_keeps_awkward_text_and_nulls_on_postgres_and_mysql() {
         let my = schemabrain::engine::MySqlEngine::connect(&db.url).unwrap();
         let rows = my.execute(&schemabrain::sql::CompiledSql { sql: select(&format!("`{}`", db.name)), params: vec![], dialect: "mysql" }, limits()).unwrap().rows;
         assert_eq!(rows, expected, "MySQL/MariaDB");
+    }
+}
+
+/// The demo project, copied, with `source: FORMAT:DIR` (relative to the
+/// project, as a user would write it) and `dialect: datafusion`.
+fn demo_project_on_files(source: &str, dir: &std::path::Path) -> Project {
+    let _ = std::fs::remove_dir_all(dir);
+    schemabrain::demo::materialize(dir).expect("materialize");
+    let (format, files) = source.split_once(':').unwrap();
+    let link = dir.join("lake");
+    std::os::unix::fs::symlink(files, &link).expect("symlink");
+    let yaml = dir.join("schemabrain.yaml");
+    let text = std::fs::read_to_string(&yaml).unwrap();
+    assert!(text.contains("source: duckdb:warehouse.duckdb") && text.contains("dialect: duckdb"), "{text}");
+    let text = text.replace("source: duckdb:warehouse.duckdb", &format!("source: {format}:lake")).replace("dialect: duckdb", "dialect: datafusion");
+    std::fs::write(&yaml, text).unwrap();
+    Project::open_declared(dir).unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn datafusion_answers_every_oracle_request_as_duckdb_does() {
+    for format in ["parquet", "csv"] {
+        let files = crate::engines_datafusion::demo_files(format);
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name(&format!("df-{format}")));
+        let project = demo_project_on_files(&files, &dir);
+        let source = project.source().expect("the copy names its source");
+        assert_eq!(source, format!("{format}:{}", dir.join("lake").display()), "relative to the project");
+        let started = Instant::now();
+        let df = engine::open(&source).unwrap_or_else(|e| panic!("{e}"));
+        let catalog = df.introspect().expect("introspects");
+        eprintln!("opened and introspected {format} in {:?}", started.elapsed());
+        let project = project.with_catalog(catalog).unwrap_or_else(|d| panic!("the {format} export disagrees with the model:\n{d}"));
+        let label = format!("DataFusion ({format})");
+        let compared = agree_with_duckdb(&label, &project, df.as_ref(), "datafusion", KNOWN_ON_DATAFUSION);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(compared >= 40, "only {compared} cases compared on {label}");
     }
 }
