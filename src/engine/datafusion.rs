@@ -87,7 +87,8 @@ pub fn is_datafusion_url(source: &str) -> bool {
 }
 
 pub struct DataFusionEngine {
-    rt: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (`Drop` takes it out to shut it down).
+    rt: Option<tokio::runtime::Runtime>,
     ctx: SessionContext,
     format: Option<FileFormat>,
     source: String,
@@ -180,7 +181,12 @@ impl DataFusionEngine {
                 let registered = match format {
                     FileFormat::Parquet => ctx.register_parquet(table, &path, ParquetReadOptions::default()).await,
                     FileFormat::Csv => {
-                        let options = CsvReadOptions::new().has_header(true).schema_infer_max_records(CSV_INFER_ROWS);
+                        // Quoted values may hold line breaks (the export writes them so);
+                        // reading them right costs splitting a file across partitions.
+                        let options = CsvReadOptions::new()
+                            .has_header(true)
+                            .newlines_in_values(true)
+                            .schema_infer_max_records(CSV_INFER_ROWS);
                         ctx.register_csv(table, &path, options).await
                     }
                 };
@@ -188,7 +194,7 @@ impl DataFusionEngine {
             }
             Ok::<_, EngineError>(())
         })?;
-        Ok(DataFusionEngine { rt, ctx, format: Some(format), source: source.to_string() })
+        Ok(DataFusionEngine { rt: Some(rt), ctx, format: Some(format), source: source.to_string() })
     }
 
     /// An engine holding empty tables shaped like the entities of `model`
@@ -222,7 +228,7 @@ impl DataFusionEngine {
             let reference = datafusion::sql::TableReference::partial(e.table.schema.as_str(), e.table.table.as_str());
             ctx.register_table(reference, Arc::new(table)).map_err(df_err)?;
         }
-        Ok(DataFusionEngine { rt, ctx, format: None, source })
+        Ok(DataFusionEngine { rt: Some(rt), ctx, format: None, source })
     }
 
     /// Plans `compiled` with its parameters bound, optimises it and runs it
@@ -230,7 +236,7 @@ impl DataFusionEngine {
     /// arguments aggregates check only when they start are all bound.
     pub fn validate(&self, compiled: &CompiledSql) -> Result<(), EngineError> {
         let ctx = &self.ctx;
-        super::runtime::block_on(&self.rt, async {
+        super::runtime::block_on(self.rt(), async {
             let df = ctx.sql_with_options(&compiled.sql, read_only()).await.map_err(df_err)?;
             let df = df.with_param_values(param_values(&compiled.params)?).map_err(df_err)?;
             df.collect().await.map(|_| ()).map_err(df_err)
@@ -241,7 +247,22 @@ impl DataFusionEngine {
     /// finished, failed or been interrupted (tests check the timeout with it).
     #[doc(hidden)]
     pub fn running_tasks(&self) -> usize {
-        self.rt.metrics().num_alive_tasks()
+        self.rt().metrics().num_alive_tasks()
+    }
+
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.rt.as_ref().expect("the runtime lives as long as the engine")
+    }
+}
+
+/// Shuts the runtime down without waiting: dropping a runtime the ordinary
+/// way blocks, which panics when the engine is dropped inside async code
+/// (an MCP handler); tasks still running stop at their next yield.
+impl Drop for DataFusionEngine {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
     }
 }
 
@@ -289,11 +310,17 @@ fn tables_in(dir: &Path, format: FileFormat) -> Result<Vec<(String, PathBuf)>, S
     Ok(tables)
 }
 
+/// Whether `dir` holds files with extension `ext`, looking a few levels
+/// down (partitioned layouts), and no further (a symlink cycle ends there).
 fn holds_files(dir: &Path, ext: &str) -> bool {
+    holds_files_within(dir, ext, 8)
+}
+
+fn holds_files_within(dir: &Path, ext: &str, depth: usize) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else { return false };
     entries.flatten().map(|e| e.path()).any(|p| {
         if p.is_dir() {
-            holds_files(&p, ext)
+            depth > 0 && holds_files_within(&p, ext, depth - 1)
         } else {
             p.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case(ext))
         }
@@ -309,7 +336,7 @@ impl super::Engine for DataFusionEngine {
         let mut catalog = Catalog { source: self.source.clone(), engine: self.describe(), tables: Default::default() };
         let ctx = &self.ctx;
         let format = self.format;
-        let tables = super::runtime::block_on(&self.rt, async {
+        let tables = super::runtime::block_on(self.rt(), async {
             let mut out = Vec::new();
             let Some(schema) = ctx.catalog(CATALOG).and_then(|c| c.schema(SCHEMA)) else { return Ok(out) };
             let mut names = schema.table_names();
@@ -361,7 +388,7 @@ impl super::Engine for DataFusionEngine {
         // dropped with its stream, which aborts every task the query spawned.
         let (tx, rx) = std::sync::mpsc::channel();
         let (ctx, compiled_sql, max_rows) = (self.ctx.clone(), compiled.clone(), limits.max_rows);
-        let task = self.rt.spawn(async move {
+        let task = self.rt().spawn(async move {
             let _ = tx.send(run(&ctx, &compiled_sql, max_rows).await);
         });
         match rx.recv_timeout(limits.timeout) {
