@@ -24,8 +24,9 @@
 //!   needs no engine.
 //! - `sql`: sqlparser AST and dialect profiles. **Invariant:** values are always
 //!   bound, one statement, no IO.
-//! - `engine`: DuckDB (bundled), PostgreSQL and MySQL/MariaDB: read-only, row cap,
-//!   a timeout the engine enforces, typed results, catalog introspection.
+//! - `engine`: DuckDB (bundled), PostgreSQL, MySQL/MariaDB and DataFusion (Parquet
+//!   and CSV directories): read-only, row cap, a timeout the engine enforces, typed
+//!   results, catalog introspection; validation without data (DuckDB, DataFusion).
 //! - `tools`: one function per tool; all behaviour lives here.
 //! - `cli`: clap front end. **Invariant:** holds no logic a test of `tools` would miss.
 //! - `mcp`: rmcp adapter (stdio, streamable HTTP; both protocol eras).

@@ -29,7 +29,7 @@ pub enum Command {
         /// Metric files in SchemaBrain's grammar, or names of project metrics; several are answered side by side.
         #[arg(required = true)]
         metrics: Vec<String>,
-        /// Also have DuckDB prepare the SQL against empty tables shaped like the model (no data, no warehouse).
+        /// Also have DuckDB prepare the request's DuckDB SQL and DataFusion plan its DataFusion SQL, against empty tables shaped like the model (no data, no warehouse).
         #[arg(long)]
         validate: bool,
         #[command(flatten)]
@@ -54,7 +54,7 @@ pub enum Command {
     },
     /// Copy the demo warehouse (or a project's DuckDB source) into Parquet files, Postgres or MySQL/MariaDB.
     Export {
-        /// Target: parquet:DIR, postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB (or mariadb://…).
+        /// Target: parquet:DIR, csv:DIR, postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB (or mariadb://…).
         #[arg(long)]
         to: String,
         /// Project whose DuckDB source is exported (default: the demo project, built if missing).

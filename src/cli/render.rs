@@ -93,10 +93,18 @@ pub fn compiled(env: &Envelope) {
     for n in data["notes"].as_array().into_iter().flatten() {
         eprintln!("note: {}", n.as_str().unwrap_or_default());
     }
-    match data.get("validation") {
-        Some(v) if v["ok"] == true => eprintln!("validated: DuckDB prepares this SQL against the model's tables"),
-        Some(v) => eprintln!("not validated: {}", v["reason"].as_str().unwrap_or_default()),
-        None => {}
+    let dialect = data["dialect"].as_str().unwrap_or_default();
+    for check in data.get("validation").and_then(|v| v["engines"].as_array()).into_iter().flatten() {
+        let (engine, verb) = match check["engine"].as_str() {
+            Some("datafusion") => ("DataFusion", "plans"),
+            _ => ("DuckDB", "prepares"),
+        };
+        let checked = check["dialect"].as_str().unwrap_or_default();
+        let what = if checked == dialect { "this SQL".to_string() } else { format!("the {checked} SQL of this request") };
+        match check["ok"].as_bool() {
+            Some(true) => eprintln!("validated: {engine} {verb} {what} against the model's tables"),
+            _ => eprintln!("not validated on {engine}: {}", check["reason"].as_str().unwrap_or_default()),
+        }
     }
 }
 

@@ -135,6 +135,33 @@ impl DuckDbEngine {
         std::fs::rename(&tmp, path).map_err(|e| EngineError::Query(format!("{}: {e}", path.display())))?;
         Ok(rows)
     }
+
+    /// Writes the result of `select` to a CSV file with a header row,
+    /// returning its row count. Arrow's CSV writer (the format DataFusion's
+    /// reader infers types from) writes DuckDB's Arrow batches: decimals
+    /// exactly, dates as `YYYY-MM-DD`, timestamps always with six fractional
+    /// digits (so every value infers as a microsecond timestamp), NULL as an
+    /// empty field. CSV itself cannot tell an empty string from NULL.
+    pub(crate) fn copy_to_csv(&self, select: &str, path: &Path) -> Result<u64, EngineError> {
+        let q = |e: duckdb::Error| EngineError::Query(e.to_string());
+        let w = |e: duckdb::arrow::error::ArrowError| EngineError::Query(format!("{}: {e}", path.display()));
+        let mut stmt = self.conn.prepare(select).map_err(q)?;
+        let batches = stmt.query_arrow([]).map_err(q)?;
+        let tmp = path.with_extension("csv.writing");
+        let file = std::fs::File::create(&tmp).map_err(|e| EngineError::Query(format!("{}: {e}", tmp.display())))?;
+        let mut writer = datafusion::arrow::csv::WriterBuilder::new()
+            .with_header(true)
+            .with_timestamp_format("%Y-%m-%d %H:%M:%S%.6f".into())
+            .build(std::io::BufWriter::new(file));
+        let mut rows = 0u64;
+        for batch in batches {
+            rows += batch.num_rows() as u64;
+            writer.write(&batch).map_err(w)?;
+        }
+        drop(writer);
+        std::fs::rename(&tmp, path).map_err(|e| EngineError::Query(format!("{}: {e}", path.display())))?;
+        Ok(rows)
+    }
 }
 
 impl super::Engine for DuckDbEngine {
@@ -328,6 +355,18 @@ fn json_of(v: ValueRef<'_>) -> serde_json::Value {
             };
             chrono::DateTime::from_timestamp_micros(micros)
                 .map_or(J::Null, |t| J::String(t.naive_utc().format("%Y-%m-%d %H:%M:%S%.f").to_string()))
+        }
+        ValueRef::Time64(unit, n) => {
+            let nanos = match unit {
+                TimeUnit::Second => n.saturating_mul(1_000_000_000),
+                TimeUnit::Millisecond => n.saturating_mul(1_000_000),
+                TimeUnit::Microsecond => n.saturating_mul(1_000),
+                TimeUnit::Nanosecond => n,
+            };
+            let secs = u32::try_from(nanos.div_euclid(1_000_000_000)).unwrap_or(u32::MAX);
+            let frac = u32::try_from(nanos.rem_euclid(1_000_000_000)).unwrap_or(0);
+            chrono::NaiveTime::from_num_seconds_from_midnight_opt(secs, frac)
+                .map_or(J::Null, |t| J::String(t.format("%H:%M:%S%.f").to_string()))
         }
         other => J::String(format!("{other:?}")),
     }

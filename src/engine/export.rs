@@ -1,11 +1,13 @@
-//! Export of a DuckDB database's tables (the demo warehouse) into Parquet
-//! files, a Postgres schema or a MySQL/MariaDB database: same tables, same
+//! Export of a DuckDB database's tables (the demo warehouse) into Parquet or
+//! CSV files (one per table, read back by DataFusion), a Postgres schema or a
+//! MySQL/MariaDB database: same tables, same
 //! column types as near as the target has them, same rows, primary and
 //! foreign keys, comments.
 //!
 //! Owns the type mapping between engines and the bulk loads: Postgres by
 //! `COPY … FROM STDIN` (text format), MySQL by multi-row
-//! INSERTs of quoted literals, Parquet from DuckDB's Arrow batches through the `parquet` crate.
+//! INSERTs of quoted literals, Parquet and CSV from DuckDB's Arrow batches
+//! through the `parquet` and `arrow-csv` crates.
 //!
 //! Architecture invariant: reads only from the DuckDB engine it is given and
 //! writes only into the target schema it names (tables of the same names
@@ -29,24 +31,27 @@ pub struct ExportReport {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {
     Parquet(std::path::PathBuf),
+    Csv(std::path::PathBuf),
     Postgres { url: String, schema: String },
     MySql { url: String, database: String },
 }
 
 impl Target {
-    /// Reads `parquet:DIR`, `postgres://…`/`postgresql://…`, `mysql://…`/`mariadb://…`;
+    /// Reads `parquet:DIR`, `csv:DIR`, `postgres://…`/`postgresql://…`, `mysql://…`/`mariadb://…`;
     /// `schema` names the Postgres schema or MySQL database (default `main`,
     /// the schema the demo's entity bindings use).
     pub fn parse(to: &str, schema: Option<&str>) -> Result<Target, String> {
         let schema = schema.unwrap_or("main").to_string();
         if let Some(dir) = to.strip_prefix("parquet:") {
             Ok(Target::Parquet(dir.into()))
+        } else if let Some(dir) = to.strip_prefix("csv:") {
+            Ok(Target::Csv(dir.into()))
         } else if postgres::is_postgres_url(to) {
             Ok(Target::Postgres { url: to.to_string(), schema })
         } else if mysql::is_mysql_url(to) {
             Ok(Target::MySql { url: to.to_string(), database: schema })
         } else {
-            Err(format!("cannot export to `{to}`: targets are parquet:DIR, postgres://…, postgresql://…, mysql://… and mariadb://…"))
+            Err(format!("cannot export to `{to}`: targets are parquet:DIR, csv:DIR, postgres://…, postgresql://…, mysql://… and mariadb://…"))
         }
     }
 }
@@ -60,7 +65,8 @@ pub fn export(source: &DuckDbEngine, source_schema: &str, target: &Target) -> Re
         return Err(EngineError::Query(format!("no tables in schema `{source_schema}` of the source")));
     }
     let counts = match target {
-        Target::Parquet(dir) => to_parquet(source, &tables, dir)?,
+        Target::Parquet(dir) => to_files(source, &tables, dir, "parquet")?,
+        Target::Csv(dir) => to_files(source, &tables, dir, "csv")?,
         Target::Postgres { url, schema } => to_postgres(source, &tables, url, schema)?,
         Target::MySql { url, database } => to_mysql(source, &tables, url, database)?,
     };
@@ -112,12 +118,14 @@ fn text_select(t: &TableInfo, boolean_as_int: bool) -> String {
     format!("SELECT {} FROM {}.{}{order}", cols.join(", "), dq(&t.schema), dq(&t.name))
 }
 
-fn to_parquet(source: &DuckDbEngine, tables: &[&TableInfo], dir: &Path) -> Result<Vec<(String, u64)>, EngineError> {
+/// One file per table, `DIR/<table>.<ext>` (`parquet` or `csv`).
+fn to_files(source: &DuckDbEngine, tables: &[&TableInfo], dir: &Path, ext: &str) -> Result<Vec<(String, u64)>, EngineError> {
     std::fs::create_dir_all(dir).map_err(|e| EngineError::Query(format!("cannot create {}: {e}", dir.display())))?;
     let mut counts = Vec::new();
     for t in tables {
-        let path = dir.join(format!("{}.parquet", t.name));
-        let n = source.copy_to_parquet(&format!("SELECT * FROM {}.{}", dq(&t.schema), dq(&t.name)), &path)?;
+        let path = dir.join(format!("{}.{ext}", t.name));
+        let select = format!("SELECT * FROM {}.{}", dq(&t.schema), dq(&t.name));
+        let n = if ext == "csv" { source.copy_to_csv(&select, &path)? } else { source.copy_to_parquet(&select, &path)? };
         counts.push((path.display().to_string(), n));
     }
     Ok(counts)

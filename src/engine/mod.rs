@@ -3,13 +3,16 @@
 //! really interrupts the query, returning typed columns.
 //!
 //! Owns source URLs (`duckdb:PATH`, a path ending `.duckdb`,
-//! `postgres://…` / `postgresql://…`, `mysql://…` / `mariadb://…`), the typed
-//! result set, and the export of a DuckDB database into another engine
-//! (`export`). Network engines own a small tokio runtime each (`runtime`).
+//! `postgres://…` / `postgresql://…`, `mysql://…` / `mariadb://…`,
+//! `parquet:DIR` / `csv:DIR` for DataFusion), the typed result set, and the
+//! export of a DuckDB database into another engine (`export`). Network
+//! engines own a small tokio runtime each (`runtime`); DataFusion owns a
+//! multi-threaded one.
 //!
 //! Architecture invariant: knows catalogs and compiled SQL, never plans or
 //! envelopes; failures are `EngineError`s that `tools` maps to error kinds.
 
+mod datafusion;
 mod duckdb;
 pub mod export;
 mod mysql;
@@ -19,6 +22,7 @@ mod runtime;
 use std::path::Path;
 use std::time::Duration;
 
+pub use self::datafusion::{arrow_type, is_datafusion_url, DataFusionEngine};
 pub use self::duckdb::DuckDbEngine;
 pub use self::mysql::{is_mysql_url, MySqlEngine};
 pub use self::postgres::{is_postgres_url, PostgresEngine};
@@ -57,7 +61,7 @@ pub enum EngineError {
     Timeout(Duration),
     #[error("the engine rejected the query: {0}")]
     Query(String),
-    #[error("unsupported source `{0}`: supported are duckdb:PATH, paths ending in .duckdb, postgres://…, postgresql://…, mysql://… and mariadb://…")]
+    #[error("unsupported source `{0}`: supported are duckdb:PATH, paths ending in .duckdb, postgres://…, postgresql://…, mysql://…, mariadb://…, parquet:DIR and csv:DIR")]
     UnsupportedSource(String),
 }
 
@@ -68,8 +72,15 @@ pub trait Engine {
     fn execute(&self, sql: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError>;
 }
 
-/// Makes a relative `duckdb:` path (or bare `.duckdb` path) relative to `base`.
+/// Makes a relative `duckdb:` path (or bare `.duckdb` path), or the
+/// relative DIR of `parquet:DIR` / `csv:DIR`, relative to `base`.
 pub fn resolve_source(source: &str, base: &Path) -> String {
+    if let Some((prefix, dir)) = source.split_once(':').filter(|_| is_datafusion_url(source)) {
+        return match Path::new(dir).is_relative() {
+            true => format!("{prefix}:{}", base.join(dir).display()),
+            false => source.to_string(),
+        };
+    }
     let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
     match path {
         Some(p) if Path::new(p).is_relative() => format!("duckdb:{}", base.join(p).display()),
@@ -85,6 +96,7 @@ pub fn open(source: &str) -> Result<Box<dyn Engine>, EngineError> {
         Some(p) => Ok(Box::new(DuckDbEngine::open_read_only(Path::new(p), source)?)),
         None if is_postgres_url(source) => Ok(Box::new(PostgresEngine::connect(source)?)),
         None if is_mysql_url(source) => Ok(Box::new(MySqlEngine::connect(source)?)),
+        None if is_datafusion_url(source) => Ok(Box::new(DataFusionEngine::open(source)?)),
         None => Err(EngineError::UnsupportedSource(source.to_string())),
     }
 }

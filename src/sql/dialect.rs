@@ -183,7 +183,13 @@ const POSTGRES: Dialect = Dialect {
     ..DUCKDB
 };
 
-/// <https://datafusion.apache.org/user-guide/sql/scalar_functions.html#date-trunc>
+/// <https://datafusion.apache.org/user-guide/sql/scalar_functions.html#date-trunc>.
+/// `median` is exact in DataFusion 54. Its `percentile_cont` (alias
+/// `quantile_cont`, also `WITHIN GROUP`) is not: it truncates the
+/// interpolation weight to millionths, off by up to 1e-6 of the gap between
+/// the neighbouring values (verified against DuckDB on the demo by
+/// `engines_datafusion::datafusion_median_is_exact_and_its_percentile_is_not`),
+/// so percentiles are refused rather than approximated.
 const DATAFUSION: Dialect = Dialect { name: "datafusion", aliases: &[], percentile: Percentile::Unsupported, ..DUCKDB };
 
 /// <https://docs.snowflake.com/en/sql-reference/functions/date_trunc>; DATE_TRUNC keeps DATEs.

@@ -18,7 +18,8 @@ use crate::sql::{self, CompiledSql, Dialect};
 pub enum Execution<'e> {
     /// Compile only (`compile`, `dry_run`).
     DryRun,
-    /// Compile, then have DuckDB prepare the SQL against empty tables shaped
+    /// Compile, then have DuckDB prepare the request's DuckDB SQL and
+    /// DataFusion plan its DataFusion SQL, each against empty tables shaped
     /// like the model (`compile --validate`): names and types are bound, no
     /// data is read, no warehouse is needed.
     Validate,
@@ -83,7 +84,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
                 notes.push("Compiled offline without a catalog snapshot: column types are the model's declared ones.".into());
             }
             if matches!(execution, Execution::Validate) {
-                match validate(project, &compiled) {
+                match validate(project, &plans, &outputs, &compiled) {
                     Ok(v) => validation = Some(v),
                     Err(e) => return Envelope::error(e),
                 }
@@ -131,21 +132,57 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
 }
 
-/// DuckDB prepares the SQL against empty tables built from the model's
-/// columns. DuckDB reads its own dialect and Postgres's; other dialects are
-/// reported as not validated rather than validated wrongly.
-fn validate(project: &Project, compiled: &CompiledSql) -> Result<Json, ToolError> {
-    if !matches!(compiled.dialect, "duckdb" | "postgres") {
-        return Ok(json!({"engine": null, "ok": null, "reason": format!("DuckDB does not read {} SQL; validate with --dialect duckdb", compiled.dialect)}));
+/// Two engines check the request against empty tables built from the
+/// model's columns, each in its own dialect: DuckDB prepares the DuckDB SQL
+/// (the SQL asked for when it is DuckDB's or Postgres's, which DuckDB reads),
+/// DataFusion plans the DataFusion SQL (and runs it on no rows, which costs
+/// nothing and reaches the checks aggregates make when they start). Two
+/// engines, because a definition one engine tolerates the other may not. A
+/// dialect that cannot write the request at all is reported as not checked
+/// there; a rejection by either engine is an error naming the engine.
+fn validate(project: &Project, plans: &[QueryPlan], outputs: &[ir::OutputMetric], compiled: &CompiledSql) -> Result<Json, ToolError> {
+    let render = |name: &str| -> Result<CompiledSql, String> {
+        if compiled.dialect == name {
+            return Ok(compiled.clone());
+        }
+        let dialect = Dialect::from_name(name).map_err(|e| e.to_string())?;
+        sql::emit_all(plans, outputs, dialect).map_err(|u| u.to_string())
+    };
+    let mut checks = Vec::new();
+    let mut rejected = Vec::new();
+    let duck_sql = if matches!(compiled.dialect, "duckdb" | "postgres") { Ok(compiled.clone()) } else { render("duckdb") };
+    match duck_sql {
+        Ok(sql) => {
+            let engine = crate::engine::DuckDbEngine::empty_like(&project.model)
+                .map_err(|e| ToolError::query_failed(format!("could not build DuckDB's validation tables: {e}")))?;
+            match engine.validate(&sql.sql) {
+                Ok(()) => checks.push(json!({"engine": "duckdb", "dialect": sql.dialect, "ok": true})),
+                Err(e) => rejected.push(format!("DuckDB rejects the {} SQL: {e}", sql.dialect)),
+            }
+        }
+        Err(reason) => checks.push(json!({"engine": "duckdb", "dialect": "duckdb", "ok": null, "reason": reason})),
     }
-    let engine = crate::engine::DuckDbEngine::empty_like(&project.model)
-        .map_err(|e| ToolError::query_failed(format!("could not build the validation tables: {e}")))?;
-    match engine.validate(&compiled.sql) {
-        Ok(()) => Ok(json!({"engine": "duckdb", "ok": true})),
-        Err(e) => Err(ToolError::query_failed(format!(
-            "DuckDB rejects the compiled SQL, so the definitions disagree with the tables they name: {e}"
-        ))),
+    match render("datafusion") {
+        Ok(sql) => match crate::engine::DataFusionEngine::empty_like(&project.model) {
+            Ok(engine) => match engine.validate(&sql) {
+                Ok(()) => checks.push(json!({"engine": "datafusion", "dialect": "datafusion", "ok": true})),
+                Err(e) => rejected.push(format!("DataFusion rejects the datafusion SQL: {e}")),
+            },
+            // A column type DataFusion has no Arrow type for: that engine
+            // cannot judge this model, which is not the model's fault.
+            Err(e) => checks.push(json!({"engine": "datafusion", "dialect": "datafusion", "ok": null, "reason": e.to_string()})),
+        },
+        Err(reason) => checks.push(json!({"engine": "datafusion", "dialect": "datafusion", "ok": null, "reason": reason})),
     }
+    if !rejected.is_empty() {
+        return Err(ToolError::query_failed(format!(
+            "{}; so the definitions disagree with the tables they name",
+            rejected.join("; ")
+        )));
+    }
+    let checked: Vec<&str> = checks.iter().filter(|c| c["ok"] == true).filter_map(|c| c["dialect"].as_str()).collect();
+    let ok = if checked.is_empty() { Json::Null } else { Json::Bool(true) };
+    Ok(json!({"ok": ok, "sql_checked": checked.contains(&compiled.dialect), "engines": checks}))
 }
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes

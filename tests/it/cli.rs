@@ -128,8 +128,18 @@ fn the_embedded_demo_matches_semantics_demo() {
 #[test]
 fn compile_validate_prepares_the_sql_against_the_model_tables() {
     let out = run(&["compile", "revenue", "--project", "semantics/demo", "--group-by", "product.category", "--validate"], &repo(""));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("validated: DuckDB prepares this SQL"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("validated: DuckDB prepares this SQL"), "{stderr}");
+    assert!(stderr.contains("validated: DataFusion plans the datafusion SQL of this request"), "{stderr}");
+    // Each engine checks its own dialect's SQL; asked for DataFusion's, DataFusion checks that very SQL.
+    let out = run(&["compile", "revenue", "--project", "semantics/demo", "--grain", "week", "--dialect", "datafusion", "--validate", "--json"], &repo(""));
+    let env = envelope_of(&out);
+    let v = &env.data().expect("validated")["validation"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["sql_checked"], true, "{v}");
+    let engines: Vec<(&str, &str)> = v["engines"].as_array().unwrap().iter().map(|c| (c["engine"].as_str().unwrap(), c["dialect"].as_str().unwrap())).collect();
+    assert_eq!(engines, [("duckdb", "duckdb"), ("datafusion", "datafusion")]);
     // A definition DuckDB cannot bind (a sum of text) is caught before any warehouse sees it.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("validate-metric");
     std::fs::create_dir_all(&dir).unwrap();
@@ -138,7 +148,8 @@ fn compile_validate_prepares_the_sql_against_the_model_tables() {
     let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo", "--validate", "--json"], &repo(""));
     let env = envelope_of(&out);
     let err = env.tool_error().expect("validation fails");
-    assert!(err.message().contains("DuckDB rejects"), "{}", err.message());
+    assert!(err.message().contains("DuckDB rejects the duckdb SQL"), "{}", err.message());
+    assert!(err.message().contains("DataFusion rejects the datafusion SQL"), "{}", err.message());
     // Without --validate it compiles: only the engine knows sum(varchar) is wrong.
     let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo"], &repo(""));
     assert_eq!(out.status.code(), Some(0));

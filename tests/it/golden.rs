@@ -1,10 +1,11 @@
 //! Golden SQL: every request in `tests/corpus/` compiled for every dialect
 //! and compared with `dialects/<dialect>/<case>.sql` (UPDATE_GOLDEN=1
 //! rewrites). Each golden must parse with sqlparser under its dialect and
-//! print back identically; DuckDB goldens are also prepared against empty
-//! tables shaped like the demo model.
+//! print back identically; DuckDB goldens are also prepared by DuckDB, and
+//! DataFusion goldens planned (and run on no rows) by DataFusion, against
+//! empty tables shaped like the demo model.
 
-use schemabrain::engine::DuckDbEngine;
+use schemabrain::engine::{DataFusionEngine, DuckDbEngine};
 use schemabrain::envelope::Status;
 use schemabrain::sql::Dialect;
 use schemabrain::tools::{self, Execution};
@@ -16,6 +17,8 @@ use crate::common::{demo_project, entries, repo, yaml_file_as_json};
 fn corpus_compiles_to_golden_sql_for_every_dialect() {
     let project = demo_project();
     let validator = DuckDbEngine::empty_like(&project.model).expect("empty tables");
+    let df_validator = DataFusionEngine::empty_like(&project.model).expect("empty DataFusion tables");
+    let mut df_planned = 0;
     let cases = entries(&repo("tests/corpus"), ".yaml");
     assert!(cases.len() >= 40, "the corpus shrank to {} cases", cases.len());
     let mut failures = Vec::new();
@@ -61,6 +64,13 @@ fn corpus_compiles_to_golden_sql_for_every_dialect() {
                     failures.push(format!("{name} [duckdb]: DuckDB rejects the SQL: {e}"));
                 }
             }
+            if dialect == "datafusion" {
+                let compiled = schemabrain::sql::CompiledSql { sql: sql.clone(), params: params_of(&data["params"]), dialect: "datafusion" };
+                match df_validator.validate(&compiled) {
+                    Ok(()) => df_planned += 1,
+                    Err(e) => failures.push(format!("{name} [datafusion]: DataFusion rejects the SQL: {e}")),
+                }
+            }
             let golden = format!(
                 "-- case: {name}\n-- dialect: {dialect}\n-- status: {}\n-- {}\n{sql}\n-- params: {}\n",
                 env.status().as_str(),
@@ -74,6 +84,24 @@ fn corpus_compiles_to_golden_sql_for_every_dialect() {
         }
     }
     assert!(failures.is_empty(), "{} golden failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(df_planned >= 35, "only {df_planned} DataFusion goldens were planned");
+}
+
+/// The envelope's JSON parameters as values. Dates and timestamps come back
+/// as text, which the SQL casts anyway.
+fn params_of(params: &serde_json::Value) -> Vec<schemabrain::ir::Value> {
+    use schemabrain::ir::Value;
+    params
+        .as_array()
+        .expect("params")
+        .iter()
+        .map(|p| match p {
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Float(n.as_f64().unwrap())),
+            serde_json::Value::String(s) => Value::Text(s.clone()),
+            other => panic!("parameter {other}"),
+        })
+        .collect()
 }
 
 fn check_parses(name: &str, dialect: &str, sql: &str, failures: &mut Vec<String>) {

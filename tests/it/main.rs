@@ -34,5 +34,7 @@ mod engines_servers;
 mod engines_postgres;
 // The MySQL/MariaDB engine, and the demo exported into it.
 mod engines_mysql;
-// The same oracle requests answered alike on DuckDB and Postgres; Parquet export.
+// The DataFusion engine over Parquet and CSV directories, and validation without data.
+mod engines_datafusion;
+// The same oracle requests answered alike on DuckDB, Postgres, MariaDB and DataFusion; Parquet export.
 mod cross_engine;
