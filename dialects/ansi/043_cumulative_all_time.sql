@@ -44,5 +44,5 @@ FROM
     FROM
       "sb_m0"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" ORDER BY "order.ordered_at__month" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0") ORDER BY "order.ordered_at__month" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
 -- params: ["cancelled"]

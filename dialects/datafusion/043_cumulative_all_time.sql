@@ -18,19 +18,19 @@ WITH RECURSIVE "sb_r0" AS (
     "sb_r0"
   UNION ALL
   SELECT
-    "sb_s0"."sb_b" + INTERVAL '1 month' AS "sb_b",
+    ("sb_s0"."sb_b" + INTERVAL '1 month') AS "sb_b",
     "sb_s0"."sb_end" AS "sb_end"
   FROM
     "sb_s0"
   WHERE
-    "sb_s0"."sb_b" + INTERVAL '1 month' <= "sb_s0"."sb_end"
+    ("sb_s0"."sb_b" + INTERVAL '1 month') <= "sb_s0"."sb_end"
 ), "sb_m0" AS (
   SELECT
     "sb_s0"."sb_b" AS "sb_k0",
     sum("sb_r0"."sb_m") AS "sb_v"
   FROM
     "sb_s0"
-    JOIN "sb_r0" ON "sb_r0"."sb_t" < "sb_s0"."sb_b" + INTERVAL '1 month'
+    JOIN "sb_r0" ON "sb_r0"."sb_t" < ("sb_s0"."sb_b" + INTERVAL '1 month')
   GROUP BY
     "sb_s0"."sb_b"
 )
@@ -44,5 +44,5 @@ FROM
     FROM
       "sb_m0"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0") ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled"]

@@ -10,7 +10,7 @@ WITH "sb_m0" AS (
   FROM
     "main"."customers" AS "customer"
   WHERE
-    EXISTS (SELECT 1 FROM "main"."orders" AS "sb_conv" WHERE "sb_conv"."customer_id" = "customer"."id" AND "sb_conv"."ordered_at" >= "customer"."signup_date" AND "sb_conv"."ordered_at" <= "customer"."signup_date" + INTERVAL '30 day')
+    EXISTS (SELECT 1 FROM "main"."orders" AS "sb_conv" WHERE "sb_conv"."customer_id" = "customer"."id" AND "sb_conv"."ordered_at" >= "customer"."signup_date" AND "sb_conv"."ordered_at" <= ("customer"."signup_date" + INTERVAL '30 day'))
   GROUP BY
     CAST(date_trunc('quarter', "customer"."signup_date") AS DATE), "customer"."segment"
 ), "sb_m1" AS (
@@ -41,6 +41,6 @@ FROM
     FROM
       "sb_m1"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m0"."sb_k1"
-  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m1"."sb_k1" ORDER BY "customer.signup_date__quarter" ASC NULLS LAST, "customer.segment" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0") AND ("sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m0"."sb_k1")
+  LEFT JOIN "sb_m1" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0") AND ("sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m1"."sb_k1") ORDER BY "customer.signup_date__quarter" ASC NULLS LAST, "customer.segment" ASC NULLS LAST LIMIT 1000
 -- params: []

@@ -37,6 +37,6 @@ FROM
     FROM
       [sb_m1]
   ) AS [sb_keys]
-  LEFT JOIN [sb_m0] ON [sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0]
-  LEFT JOIN [sb_m1] ON [sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0] ORDER BY CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [metric_time__month] ASC
+  LEFT JOIN [sb_m0] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0])
+  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) ORDER BY CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [metric_time__month] ASC
 -- params: ["cancelled"]

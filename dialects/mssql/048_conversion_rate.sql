@@ -41,6 +41,6 @@ FROM
     FROM
       [sb_m1]
   ) AS [sb_keys]
-  LEFT JOIN [sb_m0] ON [sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0] AND [sb_keys].[sb_k1] IS NOT DISTINCT FROM [sb_m0].[sb_k1]
-  LEFT JOIN [sb_m1] ON [sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0] AND [sb_keys].[sb_k1] IS NOT DISTINCT FROM [sb_m1].[sb_k1] ORDER BY CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.signup_date__quarter] ASC, CASE WHEN [sb_keys].[sb_k1] IS NULL THEN 1 ELSE 0 END ASC, [customer.segment] ASC
+  LEFT JOIN [sb_m0] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0]) AND ([sb_keys].[sb_k1] IS NOT DISTINCT FROM [sb_m0].[sb_k1])
+  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) AND ([sb_keys].[sb_k1] IS NOT DISTINCT FROM [sb_m1].[sb_k1]) ORDER BY CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.signup_date__quarter] ASC, CASE WHEN [sb_keys].[sb_k1] IS NULL THEN 1 ELSE 0 END ASC, [customer.segment] ASC
 -- params: []

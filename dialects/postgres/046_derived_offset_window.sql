@@ -14,14 +14,14 @@ WITH "sb_m0" AS (
     date_trunc('month', "order"."ordered_at")
 ), "sb_m1" AS (
   SELECT
-    date_trunc('month', "order"."ordered_at" + INTERVAL '1 month') AS "sb_k0",
+    date_trunc('month', ("order"."ordered_at" + INTERVAL '1 month')) AS "sb_k0",
     sum("order"."amount") AS "sb_v"
   FROM
     "main"."orders" AS "order"
   WHERE
-    "order"."status" NOT IN ($3) AND ("order"."ordered_at" + INTERVAL '1 month') >= CAST($4 AS TIMESTAMP)
+    "order"."status" NOT IN ($3) AND (("order"."ordered_at" + INTERVAL '1 month')) >= CAST($4 AS TIMESTAMP)
   GROUP BY
-    date_trunc('month', "order"."ordered_at" + INTERVAL '1 month')
+    date_trunc('month', ("order"."ordered_at" + INTERVAL '1 month'))
 )
 SELECT
   "sb_keys"."sb_k0" AS "order.ordered_at__month",
@@ -33,6 +33,6 @@ FROM
     FROM
       "sb_m0"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
-  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0")
+  LEFT JOIN "sb_m1" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0") ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled","2024-01-01 00:00:00","cancelled","2024-01-01 00:00:00"]

@@ -38,6 +38,6 @@ FROM
     FROM
       "sb_m1"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0"
-  LEFT JOIN "sb_m1" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0")
+  LEFT JOIN "sb_m1" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0") ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled"]

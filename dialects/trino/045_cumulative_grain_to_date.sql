@@ -44,5 +44,5 @@ FROM
     FROM
       "sb_m0"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" ORDER BY "order.ordered_at__day" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0") ORDER BY "order.ordered_at__day" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled","2024-01-01 00:00:00","2024-04-01 00:00:00"]

@@ -41,6 +41,6 @@ FROM
     FROM
       "sb_m0"
   ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON "sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0" AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m0"."sb_k1"
-  LEFT JOIN "sb_m1" ON "sb_m1"."sb_k0" = date_trunc('quarter', "sb_keys"."sb_k0") AND "sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m1"."sb_k1" ORDER BY "order.ordered_at__month" ASC NULLS LAST, "region.name" ASC NULLS LAST LIMIT 1000
+  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0") AND ("sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m0"."sb_k1")
+  LEFT JOIN "sb_m1" ON "sb_m1"."sb_k0" = date_trunc('quarter', "sb_keys"."sb_k0") AND ("sb_keys"."sb_k1" IS NOT DISTINCT FROM "sb_m1"."sb_k1") ORDER BY "order.ordered_at__month" ASC NULLS LAST, "region.name" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled","cancelled"]

@@ -153,6 +153,9 @@ pub struct Dialect {
     pub boolean_test: BooleanTest,
     pub date_add: DateMath,
     pub recursive_cte: RecursiveCte,
+    /// Average DOUBLE PRECISION values: DataFusion's `avg` of a DECIMAL is
+    /// cut (not rounded) to four more places than the column has.
+    pub avg_as_double: bool,
 }
 
 const DUCKDB: Dialect = Dialect {
@@ -173,6 +176,7 @@ const DUCKDB: Dialect = Dialect {
     boolean_test: BooleanTest::Bare,
     date_add: DateMath::IntervalString,
     recursive_cte: RecursiveCte::WithColumns,
+    avg_as_double: false,
 };
 
 const POSTGRES: Dialect = Dialect {
@@ -190,7 +194,7 @@ const POSTGRES: Dialect = Dialect {
 /// the neighbouring values (verified against DuckDB on the demo by
 /// `engines_datafusion::datafusion_median_is_exact_and_its_percentile_is_not`),
 /// so percentiles are refused rather than approximated.
-const DATAFUSION: Dialect = Dialect { name: "datafusion", aliases: &[], percentile: Percentile::Unsupported, ..DUCKDB };
+const DATAFUSION: Dialect = Dialect { name: "datafusion", aliases: &[], percentile: Percentile::Unsupported, avg_as_double: true, ..DUCKDB };
 
 /// <https://docs.snowflake.com/en/sql-reference/functions/date_trunc>; DATE_TRUNC keeps DATEs.
 const SNOWFLAKE: Dialect = Dialect {
@@ -388,7 +392,9 @@ impl Dialect {
         let upper = u.to_ascii_uppercase();
         let (sign, abs) = if n < 0 { ("-", -n) } else { ("+", n) };
         match self.date_add {
-            DateMath::IntervalString => format!("sb_x {sign} INTERVAL '{abs} {u}'"),
+            // Parenthesised: DataFusion's parser reads an operator after the
+            // interval's string as part of the interval (`'1 month' AND …`).
+            DateMath::IntervalString => format!("(sb_x {sign} INTERVAL '{abs} {u}')"),
             DateMath::IntervalQualified => format!("sb_x {sign} INTERVAL '{abs}' {upper}"),
             DateMath::IntervalBare => format!("sb_x {sign} INTERVAL {abs} {upper}"),
             // Buckets of timestamps are TIMESTAMPs (TIMESTAMP_TRUNC), which

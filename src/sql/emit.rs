@@ -380,7 +380,9 @@ impl Emitter {
 
     fn null_safe_eq(&self, a: Expr, b: Expr) -> Expr {
         match self.dialect.null_safe_eq {
-            NullSafeEq::IsNotDistinctFrom => Expr::IsNotDistinctFrom(Box::new(a), Box::new(b)),
+            // Parenthesised: sqlparser (and so DataFusion) reads the right side
+            // of IS NOT DISTINCT FROM up to a following AND (`b AND c …`).
+            NullSafeEq::IsNotDistinctFrom => build::nested(Expr::IsNotDistinctFrom(Box::new(a), Box::new(b))),
             NullSafeEq::Spaceship => build::binary(a, BinaryOperator::Spaceship, b),
         }
     }
@@ -533,6 +535,9 @@ impl Emitter {
             Aggregation::Sum => plain("sum", operand),
             Aggregation::Count => plain("count", operand),
             Aggregation::CountDistinct => build::function("count", vec![operand], true),
+            Aggregation::Avg if self.dialect.avg_as_double => {
+                plain("avg", build::cast(operand, build::named_type(self.dialect.double_type)))
+            }
             Aggregation::Avg => plain("avg", operand),
             Aggregation::Min => plain("min", operand),
             Aggregation::Max => plain("max", operand),

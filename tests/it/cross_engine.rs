@@ -74,16 +74,10 @@ const KNOWN_ON_MARIADB: &[(&str, &str)] = &[("044_median_p90_gifts_by_status.yam
 const KNOWN_ON_DATAFUSION: &[(&str, &str)] = &[("044_median_p90_gifts_by_status.yaml", "datafusion has no exact percentile aggregate")];
 
 /// Cases whose numbers DataFusion rounds, with the absolute error allowed
-/// and why. DataFusion's `avg` of a DECIMAL(p,s) is a DECIMAL(p+4,s+4) cut
-/// (not rounded) to s+4 places, where DuckDB and Postgres answer the exact
-/// quotient: an average of cents is off by less than 1e-6. Each case must
-/// still differ beyond the common tolerance (so that it leaves the list once
-/// the emitter casts averages to DOUBLE PRECISION for DataFusion) and agree
-/// within its own.
-const ROUNDED_ON_DATAFUSION: &[(&str, f64, &str)] = &[
-    ("018_avg_order_value_amount_gt_by_segment.yaml", 1e-6, "avg(decimal(12,2)) is cut to 6 places"),
-    ("037_avg_order_value_by_brand_with_category_filter.yaml", 1e-6, "avg(decimal(12,2)) is cut to 6 places"),
-];
+/// and why. Each must still differ beyond the common tolerance and agree
+/// within its own. Empty since the emitter averages DOUBLE PRECISION values
+/// for DataFusion (its `avg` of a DECIMAL(p,s) was cut to s+4 places).
+const ROUNDED_ON_DATAFUSION: &[(&str, f64, &str)] = &[];
 
 fn limits() -> Limits {
     Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
