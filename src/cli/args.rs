@@ -40,7 +40,7 @@ pub enum Command {
         /// Metric names; several are answered side by side.
         #[arg(required = true)]
         metrics: Vec<String>,
-        /// Source URL (duckdb:PATH, a .duckdb path, or `demo`); default: the project's.
+        /// Source URL (duckdb:PATH, a .duckdb path, postgres://…, mysql://…, parquet:DIR, csv:DIR, or `demo`); default: the project's.
         #[arg(long)]
         source: Option<String>,
         /// Rows returned at most by the engine.

@@ -48,7 +48,7 @@ pub struct ServeArgs {
     /// The project directory (semantic model, schemabrain.yaml, .schemabrain/).
     #[arg(long, default_value = ".")]
     pub project: PathBuf,
-    /// Source URL (duckdb:PATH); default: the project's `source`.
+    /// Source URL (duckdb:PATH, postgres://…, mysql://…, parquet:DIR, csv:DIR); default: the project's `source`.
     #[arg(long)]
     pub source: Option<String>,
     /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio.

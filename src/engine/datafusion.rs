@@ -328,6 +328,10 @@ fn holds_files_within(dir: &Path, ext: &str, depth: usize) -> bool {
 }
 
 impl super::Engine for DataFusionEngine {
+    fn dialect(&self) -> &'static str {
+        "datafusion"
+    }
+
     fn describe(&self) -> String {
         format!("datafusion {}", datafusion::DATAFUSION_VERSION)
     }

@@ -70,6 +70,11 @@ pub trait Engine {
     fn describe(&self) -> String;
     fn introspect(&self) -> Result<Catalog, EngineError>;
     fn execute(&self, sql: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError>;
+    /// The dialect this engine runs: SQL is compiled for it unless the
+    /// request or the project names another.
+    fn dialect(&self) -> &'static str {
+        "duckdb"
+    }
 }
 
 /// Makes a relative `duckdb:` path (or bare `.duckdb` path), or the
@@ -90,7 +95,7 @@ pub fn resolve_source(source: &str, base: &Path) -> String {
 }
 
 /// Opens a source URL read-only.
-pub fn open(source: &str) -> Result<Box<dyn Engine>, EngineError> {
+pub fn open(source: &str) -> Result<Box<dyn Engine + Send>, EngineError> {
     let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
     match path {
         Some(p) => Ok(Box::new(DuckDbEngine::open_read_only(Path::new(p), source)?)),

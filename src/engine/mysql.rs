@@ -141,6 +141,10 @@ impl MySqlEngine {
 }
 
 impl super::Engine for MySqlEngine {
+    fn dialect(&self) -> &'static str {
+        "mysql"
+    }
+
     fn describe(&self) -> String {
         format!("{} {}", if self.mariadb { "mariadb" } else { "mysql" }, self.version)
     }

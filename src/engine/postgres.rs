@@ -118,6 +118,10 @@ impl PostgresEngine {
 }
 
 impl super::Engine for PostgresEngine {
+    fn dialect(&self) -> &'static str {
+        "postgres"
+    }
+
     fn describe(&self) -> String {
         let version = self
             .strings("SELECT current_setting('server_version')")

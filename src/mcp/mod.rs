@@ -27,7 +27,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value as Json;
 
 use crate::audit::AuditLog;
-use crate::engine::{DuckDbEngine, Limits};
+use crate::engine::{Engine, Limits};
 use crate::envelope::{envelope_json_schema, Envelope, Status};
 use crate::project::Project;
 use crate::tools::escalation::RetryTracker;
@@ -37,7 +37,7 @@ use crate::tools::Execution;
 /// What every connection of one server process shares.
 pub struct Shared {
     pub project: Project,
-    engine: Option<Mutex<DuckDbEngine>>,
+    engine: Option<Mutex<Box<dyn Engine + Send>>>,
     limits: Limits,
     retries: RetryTracker,
     audit: Option<AuditLog>,
@@ -55,7 +55,7 @@ impl Shared {
     /// everything but executing get_metric, which says how to fix it.
     pub fn new(project: Project, source: Option<&str>, options: Options) -> Shared {
         let source = source.map(|s| crate::engine::resolve_source(s, Path::new("."))).or_else(|| project.source());
-        let engine = source.as_deref().and_then(|s| match open_duckdb(s) {
+        let engine = source.as_deref().and_then(|s| match crate::engine::open(s) {
             Ok(e) => Some(e),
             Err(msg) => {
                 tracing::warn!("source not opened, get_metric will only dry-run: {msg}");
@@ -67,7 +67,6 @@ impl Shared {
         let mut project = project;
         if project.catalog.is_none() {
             if let Some(e) = &engine {
-                use crate::engine::Engine;
                 match e.introspect() {
                     Ok(cat) => {
                         let _ = cat.save_snapshot(&project.dir);
@@ -91,7 +90,7 @@ impl Shared {
         let env = match &self.engine {
             Some(engine) => {
                 let guard = engine.lock().unwrap_or_else(|p| p.into_inner());
-                surface::invoke(&self.project, tool, args, Execution::Run { engine: &*guard, limits: self.limits })
+                surface::invoke(&self.project, tool, args, Execution::Run { engine: guard.as_ref(), limits: self.limits })
             }
             None => {
                 let env = surface::invoke(&self.project, tool, args, Execution::DryRun);
@@ -125,14 +124,6 @@ impl Shared {
                 tracing::error!("audit append failed: {e}");
             }
         }
-    }
-}
-
-fn open_duckdb(source: &str) -> Result<DuckDbEngine, String> {
-    let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
-    match path {
-        Some(p) => DuckDbEngine::open_read_only(Path::new(p), source).map_err(|e| e.to_string()),
-        None => Err(format!("unsupported source `{source}`: serve supports duckdb:PATH")),
     }
 }
 

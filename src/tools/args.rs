@@ -64,7 +64,7 @@ pub struct GetMetricArgs {
     /// Join names that choose among ambiguous paths or parallel joins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<String>,
-    /// SQL dialect of `data.sql`; default the project's, else duckdb.
+    /// SQL dialect of `data.sql`; default the project's, else the executing engine's (duckdb for dry runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
     /// Plan and compile only; nothing is executed.

@@ -27,7 +27,12 @@ pub enum Execution<'e> {
 }
 
 pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<'_>) -> Envelope {
-    let dialect_name = args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| "duckdb".into());
+    let engine_dialect = match &execution {
+        Execution::Run { engine, .. } => engine.dialect(),
+        _ => "duckdb",
+    };
+    let dialect_name =
+        args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| engine_dialect.into());
     let dialect = match Dialect::from_name(&dialect_name) {
         Ok(d) => d,
         Err(message) => {

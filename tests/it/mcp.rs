@@ -352,3 +352,32 @@ fn pii_never_leaks_through_the_physical_tools() {
         assert_ne!(hit["qualified_name"], "main.customers", "customers has no unblocked column matching: {s}");
     }
 }
+
+/// `serve` runs get_metric on any engine `engine::open` knows: here
+/// DataFusion over the demo exported to Parquet, answering as DuckDB does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_executes_on_a_parquet_source_with_datafusion() {
+    let source = crate::engines_datafusion::demo_files("parquet");
+    // No dialect named anywhere: the engine's own (datafusion) is used.
+    let mut project = common::demo_project_with_catalog().clone();
+    project.model.settings.dialect = None;
+    let on_parquet = Arc::new(Shared::new(project, Some(&source), Options { audit: false }));
+    let client = connect(on_parquet, Era::Modern).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let args = json!({"name": "revenue", "group_by": ["customer.segment"]});
+    let env = call(&client, &tools, "get_metric", args.clone()).await;
+    assert_eq!(env["status"], "success", "{env}");
+    assert_eq!(env["data"]["dialect"], "datafusion", "the engine's dialect when none is named");
+    let on_duckdb = demo_shared().call("get_metric", &json!({"name": "revenue", "group_by": ["customer.segment"]}));
+    let duck = serde_json::to_value(on_duckdb).unwrap();
+    assert!(
+        crate::cross_engine::same_rows(
+            &serde_json::from_value::<Vec<Vec<Json>>>(env["data"]["rows"].clone()).unwrap(),
+            &serde_json::from_value::<Vec<Vec<Json>>>(duck["data"]["rows"].clone()).unwrap()
+        ),
+        "parquet: {}\nduckdb: {}",
+        env["data"]["rows"],
+        duck["data"]["rows"]
+    );
+    client.cancel().await.expect("cancel");
+}
