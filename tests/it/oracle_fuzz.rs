@@ -8,7 +8,8 @@
 //! Every metric type is drawn: simple, ratio, cumulative (all time, rolling,
 //! grain-to-date), derived with an offset window or offset-to-grain,
 //! conversion (with and without a window, rate or count) and non-additive
-//! (last or first, with or without `per`), at month grain where time matters.
+//! (last or first, with or without `per`); the grain is day, week, month,
+//! quarter or year (month for the types that move or accumulate by months).
 //!
 //! `SCHEMABRAIN_FUZZ_CASES` sets the number of cases (default 1000). A
 //! failing seed is kept by proptest in `tests/regressions/oracle_fuzz.txt`
@@ -83,8 +84,11 @@ struct Case {
     filters: Vec<(usize, String, &'static str, Json)>,
     /// Ask for `r` = m (filtered to the anchor's `cat = 'a'`) / c (count of val) instead of `m`.
     ratio: bool,
-    /// Bucket by month of the anchor's DATE column `d`.
+    /// Bucket by `grain` of the anchor's DATE column `d`.
     time: bool,
+    /// day, week, month, quarter or year; month for the types that move
+    /// or accumulate by months.
+    grain: &'static str,
     /// The metric type asked for (`x`), when not `m` or the ratio `r`.
     kind: Kind,
     /// The anchor has no identity (removed after loading: the grammar
@@ -252,7 +256,8 @@ fn generate(seed: u64) -> Case {
     }
     let ratio = ratio && kind == Kind::Plain;
     let no_identity = kind == Kind::Plain && kr.chance(15);
-    Case { tables, joins, anchor, agg, group_by, filters, ratio, time, kind, no_identity }
+    let grain = if kind.needs_grain() { "month" } else { ["day", "week", "month", "quarter", "year"][kr.below(5)] };
+    Case { tables, joins, anchor, agg, group_by, filters, ratio, time, grain, kind, no_identity }
 }
 
 fn fk_columns(case: &Case, t: usize) -> Vec<String> {
@@ -319,7 +324,8 @@ fn model_files(case: &Case) -> Vec<(FileKind, PathBuf, String)> {
             FileKind::Metric,
             PathBuf::from("metrics/cv.yaml"),
             format!(
-                "version: 1\nname: cv\nentity: e{target}\nmeasure: {{agg: count, column: val}}\ntime_dimension: e{target}.d\ntime_grains: [month]\n{filter}"
+                "version: 1\nname: cv\nentity: e{target}\nmeasure: {{agg: count, column: val}}\ntime_dimension: e{target}.d\ntime_grains: [{}]\n{filter}",
+                case.grain
             ),
         ));
     }
@@ -372,7 +378,7 @@ fn x_metric(case: &Case) -> Option<String> {
 
 fn time_lines(case: &Case) -> String {
     if case.time || case.kind.needs_time_dimension() {
-        format!("time_dimension: e{}.d\ntime_grains: [month]\n", case.anchor)
+        format!("time_dimension: e{}.d\ntime_grains: [{}]\n", case.anchor, case.grain)
     } else {
         String::new()
     }
@@ -584,7 +590,7 @@ fn evaluate(case: &Case) -> Vec<Vec<V>> {
             };
             let mut groups: BTreeMap<Vec<V>, (BTreeSet<usize>, BTreeSet<usize>)> = BTreeMap::new();
             for (r, g) in &base {
-                let mut k: Vec<V> = if case.time { vec![month_of(case, *r)] } else { Vec::new() };
+                let mut k: Vec<V> = if case.time { vec![bucket_of(case, *r)] } else { Vec::new() };
                 k.extend(g.iter().cloned());
                 let entry = groups.entry(k).or_default();
                 entry.0.insert(*r);
@@ -647,9 +653,19 @@ fn quarter_start(v: &V) -> V {
     date(v).map_or(V::Null, |d| date_v(chrono::NaiveDate::from_ymd_opt(d.year(), (d.month0() / 3) * 3 + 1, 1).unwrap()))
 }
 
-/// The month of the anchor row's date: its first day, still a DATE.
-fn month_of(case: &Case, r: usize) -> V {
-    date(&case.tables[case.anchor].rows[r]["d"]).map_or(V::Null, |d| date_v(month_start(d)))
+/// The bucket of the anchor row's date at the case's grain: its first day
+/// (a week starts on Monday), still a DATE.
+fn bucket_of(case: &Case, r: usize) -> V {
+    date(&case.tables[case.anchor].rows[r]["d"]).map_or(V::Null, |d| {
+        date_v(match case.grain {
+            "day" => d,
+            "week" => d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday())),
+            "month" => month_start(d),
+            "quarter" => chrono::NaiveDate::from_ymd_opt(d.year(), (d.month0() / 3) * 3 + 1, 1).unwrap(),
+            "year" => chrono::NaiveDate::from_ymd_opt(d.year(), 1, 1).unwrap(),
+            other => panic!("grain {other}"),
+        })
+    })
 }
 
 fn numeric(x: Option<f64>) -> V {
@@ -816,7 +832,7 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
         // The partition: the month (when bucketed) and `grp` (with `per`).
         let partition = |r: usize| -> (V, V) {
             (
-                if case.time { month_of(case, r) } else { V::Null },
+                if case.time { bucket_of(case, r) } else { V::Null },
                 if *per { case.tables[a].rows[r]["grp"].clone() } else { V::Null },
             )
         };
@@ -831,7 +847,7 @@ fn evaluate_metric(case: &Case, agg: &str, extra: &[(usize, String, &'static str
     }
     let mut groups: BTreeMap<Vec<V>, Vec<V>> = BTreeMap::new();
     for (r, g) in rows {
-        let mut key: Vec<V> = if case.time { vec![month_of(case, r)] } else { Vec::new() };
+        let mut key: Vec<V> = if case.time { vec![bucket_of(case, r)] } else { Vec::new() };
         key.extend(g);
         groups.entry(key).or_default().push(case.tables[a].rows[r]["val"].clone());
     }
@@ -888,7 +904,7 @@ fn request(case: &Case) -> Json {
     };
     let mut req = json!({"name": name, "group_by": group_by, "filters": filters, "limit": 10000});
     if case.time {
-        req["time_grain"] = json!("month");
+        req["time_grain"] = json!(case.grain);
     }
     req
 }
