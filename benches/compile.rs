@@ -67,6 +67,24 @@ fn bench_compile(c: &mut Criterion) {
             "demo/fan_out_exact",
             GetMetricArgs { group_by: vec!["product.category".into()], ..GetMetricArgs::metric("order_count") },
         ),
+        // Three CTEs and a recursive time spine.
+        (
+            "demo/cumulative_rolling_grouped",
+            GetMetricArgs {
+                group_by: vec!["customer.segment".into()],
+                time_grain: Some("month".into()),
+                ..GetMetricArgs::metric("revenue_rolling_3_months")
+            },
+        ),
+        // Two components (converted and base) joined on their keys.
+        (
+            "demo/conversion_rate",
+            GetMetricArgs {
+                group_by: vec!["customer.segment".into()],
+                time_grain: Some("quarter".into()),
+                ..GetMetricArgs::metric("signup_order_conversion")
+            },
+        ),
     ];
     for (name, args) in cases {
         let env = get_metric(&project, &args, Execution::DryRun);
