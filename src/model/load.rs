@@ -580,7 +580,9 @@ fn read_column_list(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<
         r.error(field.line, path, "list at least one column");
         return None;
     }
-    items.into_iter().map(|(p, f)| r.identifier(f, &p)).collect::<Vec<_>>().into_iter().collect()
+    // Read every item (each bad one is reported) before any failure counts.
+    let read: Vec<Option<String>> = items.into_iter().map(|(p, f)| r.identifier(f, &p)).collect();
+    read.into_iter().collect()
 }
 
 /// An input: a metric name, or `{metric|name, alias, filter}`.

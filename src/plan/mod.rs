@@ -174,6 +174,16 @@ pub enum AggregationStrategy {
     Deduplicated { identity: Vec<String> },
 }
 
+impl AggregationStrategy {
+    /// The anchor identity rows are first reduced on, if any.
+    pub fn identity(&self) -> Option<&[String]> {
+        match self {
+            AggregationStrategy::Deduplicated { identity } => Some(identity),
+            AggregationStrategy::Direct => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryPlan {
     pub metric: String,

@@ -26,7 +26,7 @@ use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast, Rec
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{OutputExpr, OutputMetric, OutputRef, Transform, Value};
 use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, TypeClass, WindowChoice};
-use crate::plan::{AggregationStrategy, ConversionCheck, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
+use crate::plan::{ConversionCheck, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -181,23 +181,14 @@ fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: us
     let anchor = plan.anchor.alias.clone();
     let operand = e.measure_operand(plan, &anchor);
     let (from, joins, selection) = e.row_source(plan);
-    let mut projection: Vec<SelectItem> = Vec::new();
-    let dedup = match &plan.aggregation {
-        AggregationStrategy::Deduplicated { identity } => {
-            projection.extend(
-                identity.iter().enumerate().map(|(k, c)| build::aliased(build::column(q, &anchor, c), q, &format!("sb_id{k}"))),
-            );
-            true
-        }
-        AggregationStrategy::Direct => false,
-    };
+    let mut projection = e.identity_items(plan);
     projection.extend(plan.group_by.iter().enumerate().map(|(j, g)| {
         build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
     }));
     projection.push(build::aliased(operand, q, "sb_m"));
     projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
     let rows = build::query(SelectParts {
-        distinct: dedup,
+        distinct: plan.aggregation.identity().is_some(),
         projection,
         from,
         joins,
@@ -296,24 +287,16 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming<'_>) -> Result<sqlpa
     };
     let operand = e.measure_operand(plan, anchor);
     let (from, joins, selection) = e.row_source(plan);
-    let identity = match &plan.aggregation {
-        AggregationStrategy::Deduplicated { identity } => Some(identity),
-        AggregationStrategy::Direct => None,
-    };
+    let deduplicated = plan.aggregation.identity().is_some();
 
-    let (outer_keys, aggregate, from, joins, selection) = if identity.is_none() && plan.non_additive.is_none() {
+    let (outer_keys, aggregate, from, joins, selection) = if !deduplicated && plan.non_additive.is_none() {
         let aggregate = e.aggregate(plan, operand)?;
         (keys.clone(), aggregate, from, joins, selection)
     } else {
         // Rows first (one per anchor identity and keys when a to-many join
         // repeats them; each with its window's last time when non-additive),
         // aggregated after.
-        let mut inner: Vec<SelectItem> = identity
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, c)| build::aliased(build::column(q, anchor, c), q, &format!("sb_id{i}")))
-            .collect();
+        let mut inner = e.identity_items(plan);
         inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
         inner.push(build::aliased(operand, q, "sb_m"));
         let mut kept = None;
@@ -327,7 +310,7 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming<'_>) -> Result<sqlpa
             kept = Some(build::binary(build::column(q, ROWS, "sb_t"), BinaryOperator::Eq, build::column(q, ROWS, "sb_w")));
         }
         let rows = build::query(SelectParts {
-            distinct: identity.is_some(),
+            distinct: deduplicated,
             projection: inner,
             from,
             joins,
@@ -471,6 +454,18 @@ impl Emitter {
         // The template's operator must not bind into an operation of `x`.
         let x = if matches!(x, Expr::BinaryOp { .. }) { build::nested(x) } else { x };
         build::from_template(&self.dialect.add_template(sign * n, unit, class), self.parser.as_ref(), &x)
+    }
+
+    /// `anchor.id AS "sb_id0", …` when the plan deduplicates on the anchor
+    /// identity; nothing otherwise.
+    fn identity_items(&self, plan: &QueryPlan) -> Vec<SelectItem> {
+        let q = self.dialect.quote;
+        let identity = plan.aggregation.identity().unwrap_or_default();
+        identity
+            .iter()
+            .enumerate()
+            .map(|(i, c)| build::aliased(build::column(q, &plan.anchor.alias, c), q, &format!("sb_id{i}")))
+            .collect()
     }
 
     /// The FROM, joins and WHERE every row of `plan` comes from.
