@@ -25,7 +25,7 @@ WITH "sb_m0" AS (
 )
 SELECT
   "sb_keys"."sb_k0" AS "customer.segment",
-  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "cancellation_rate"
+  (CAST(coalesce("sb_m0"."sb_v", 0) AS DOUBLE PRECISION) / nullif(coalesce("sb_m1"."sb_v", 0), 0)) AS "cancellation_rate"
 FROM
   (
     SELECT

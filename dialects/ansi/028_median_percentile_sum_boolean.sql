@@ -31,7 +31,7 @@ SELECT
   "sb_keys"."sb_k0" AS "order.status",
   "sb_m0"."sb_v" AS "median_order_value",
   "sb_m1"."sb_v" AS "p90_order_value",
-  "sb_m2"."sb_v" AS "gift_orders"
+  coalesce("sb_m2"."sb_v", 0) AS "gift_orders"
 FROM
   (
     SELECT

@@ -15,7 +15,7 @@ FROM
       "main"."customers" AS "customer"
       LEFT JOIN "main"."orders" AS "order" ON "customer"."id" = "order"."customer_id"
     WHERE
-      EXISTS (SELECT 1 FROM "main"."orders" AS "order__s1" WHERE "customer"."id" = "order__s1"."customer_id" AND "order__s1"."ordered_at" >= CAST(? AS TIMESTAMP))
+      "order"."ordered_at" >= CAST(? AS TIMESTAMP)
   ) AS "sb_rows"
 GROUP BY
   "sb_rows"."sb_k0" ORDER BY "order.status" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY

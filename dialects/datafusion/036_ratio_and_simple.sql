@@ -25,8 +25,8 @@ WITH "sb_m0" AS (
 )
 SELECT
   "sb_keys"."sb_k0" AS "customer.country",
-  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "cancellation_rate",
-  "sb_m1"."sb_v" AS "order_count"
+  (CAST(coalesce("sb_m0"."sb_v", 0) AS DOUBLE PRECISION) / nullif(coalesce("sb_m1"."sb_v", 0), 0)) AS "cancellation_rate",
+  coalesce("sb_m1"."sb_v", 0) AS "order_count"
 FROM
   (
     SELECT

@@ -18,7 +18,7 @@ FROM
       LEFT JOIN [main].[order_items] AS [order_item] ON [order].[id] = [order_item].[order_id]
       LEFT JOIN [main].[products] AS [product] ON [order_item].[product_id] = [product].[id]
     WHERE
-      EXISTS (SELECT 1 FROM [main].[order_items] AS [order_item__s1] JOIN [main].[products] AS [product__s1] ON [order_item__s1].[product_id] = [product__s1].[id] WHERE [order].[id] = [order_item__s1].[order_id] AND [product__s1].[category] IN (@p1, @p2))
+      [product].[category] IN (@p1, @p2)
   ) AS [sb_rows]
 GROUP BY
   [sb_rows].[sb_k0], [sb_rows].[sb_k1] ORDER BY CASE WHEN [sb_rows].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [order.ordered_at__quarter] ASC, CASE WHEN [sb_rows].[sb_k1] IS NULL THEN 1 ELSE 0 END ASC, [product.brand] ASC

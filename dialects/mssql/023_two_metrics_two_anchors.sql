@@ -22,8 +22,8 @@ WITH [sb_m0] AS (
 )
 SELECT TOP (1000)
   [sb_keys].[sb_k0] AS [customer.country],
-  [sb_m0].[sb_v] AS [customer_count],
-  [sb_m1].[sb_v] AS [order_count]
+  coalesce([sb_m0].[sb_v], 0) AS [customer_count],
+  coalesce([sb_m1].[sb_v], 0) AS [order_count]
 FROM
   (
     SELECT
@@ -37,5 +37,5 @@ FROM
       [sb_m1]
   ) AS [sb_keys]
   LEFT JOIN [sb_m0] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0])
-  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) ORDER BY CASE WHEN [sb_m1].[sb_v] IS NULL THEN 1 ELSE 0 END ASC, [order_count] DESC, CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.country] ASC
+  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) ORDER BY CASE WHEN coalesce([sb_m1].[sb_v], 0) IS NULL THEN 1 ELSE 0 END ASC, [order_count] DESC, CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.country] ASC
 -- params: []

@@ -25,8 +25,8 @@ WITH [sb_m0] AS (
 )
 SELECT TOP (10)
   [sb_keys].[sb_k0] AS [customer.country],
-  (CAST([sb_m0].[sb_v] AS FLOAT) / nullif([sb_m1].[sb_v], 0)) AS [cancellation_rate],
-  [sb_m1].[sb_v] AS [order_count]
+  (CAST(coalesce([sb_m0].[sb_v], 0) AS FLOAT) / nullif(coalesce([sb_m1].[sb_v], 0), 0)) AS [cancellation_rate],
+  coalesce([sb_m1].[sb_v], 0) AS [order_count]
 FROM
   (
     SELECT
@@ -40,5 +40,5 @@ FROM
       [sb_m1]
   ) AS [sb_keys]
   LEFT JOIN [sb_m0] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m0].[sb_k0])
-  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) ORDER BY CASE WHEN (CAST([sb_m0].[sb_v] AS FLOAT) / nullif([sb_m1].[sb_v], 0)) IS NULL THEN 1 ELSE 0 END ASC, [cancellation_rate] DESC, CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.country] ASC
+  LEFT JOIN [sb_m1] ON ([sb_keys].[sb_k0] IS NOT DISTINCT FROM [sb_m1].[sb_k0]) ORDER BY CASE WHEN (CAST(coalesce([sb_m0].[sb_v], 0) AS FLOAT) / nullif(coalesce([sb_m1].[sb_v], 0), 0)) IS NULL THEN 1 ELSE 0 END ASC, [cancellation_rate] DESC, CASE WHEN [sb_keys].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [customer.country] ASC
 -- params: ["cancelled"]

@@ -26,7 +26,7 @@ WITH [sb_m0] AS (
 SELECT TOP (1000)
   [sb_keys].[sb_k0] AS [customer.signup_date__quarter],
   [sb_keys].[sb_k1] AS [customer.segment],
-  (CAST(coalesce([sb_m0].[sb_v], 0) AS FLOAT) / nullif([sb_m1].[sb_v], 0)) AS [signup_order_conversion]
+  (CAST(coalesce([sb_m0].[sb_v], 0) AS FLOAT) / nullif(coalesce([sb_m1].[sb_v], 0), 0)) AS [signup_order_conversion]
 FROM
   (
     SELECT

@@ -22,8 +22,8 @@ WITH `sb_m0` AS (
 )
 SELECT
   `sb_keys`.`sb_k0` AS `customer.country`,
-  `sb_m0`.`sb_v` AS `customer_count`,
-  `sb_m1`.`sb_v` AS `order_count`
+  coalesce(`sb_m0`.`sb_v`, 0) AS `customer_count`,
+  coalesce(`sb_m1`.`sb_v`, 0) AS `order_count`
 FROM
   (
     SELECT
@@ -37,5 +37,5 @@ FROM
       `sb_m1`
   ) AS `sb_keys`
   LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0`
-  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY `sb_m1`.`sb_v` IS NULL ASC, `order_count` DESC, `sb_keys`.`sb_k0` IS NULL ASC, `customer.country` ASC LIMIT 1000
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY coalesce(`sb_m1`.`sb_v`, 0) IS NULL ASC, `order_count` DESC, `sb_keys`.`sb_k0` IS NULL ASC, `customer.country` ASC LIMIT 1000
 -- params: []

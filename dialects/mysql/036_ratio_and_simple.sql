@@ -25,8 +25,8 @@ WITH `sb_m0` AS (
 )
 SELECT
   `sb_keys`.`sb_k0` AS `customer.country`,
-  (CAST(`sb_m0`.`sb_v` AS DOUBLE) / nullif(`sb_m1`.`sb_v`, 0)) AS `cancellation_rate`,
-  `sb_m1`.`sb_v` AS `order_count`
+  (CAST(coalesce(`sb_m0`.`sb_v`, 0) AS DOUBLE) / nullif(coalesce(`sb_m1`.`sb_v`, 0), 0)) AS `cancellation_rate`,
+  coalesce(`sb_m1`.`sb_v`, 0) AS `order_count`
 FROM
   (
     SELECT
@@ -40,5 +40,5 @@ FROM
       `sb_m1`
   ) AS `sb_keys`
   LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0`
-  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY (CAST(`sb_m0`.`sb_v` AS DOUBLE) / nullif(`sb_m1`.`sb_v`, 0)) IS NULL ASC, `cancellation_rate` DESC, `sb_keys`.`sb_k0` IS NULL ASC, `customer.country` ASC LIMIT 10
+  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` ORDER BY (CAST(coalesce(`sb_m0`.`sb_v`, 0) AS DOUBLE) / nullif(coalesce(`sb_m1`.`sb_v`, 0), 0)) IS NULL ASC, `cancellation_rate` DESC, `sb_keys`.`sb_k0` IS NULL ASC, `customer.country` ASC LIMIT 10
 -- params: ["cancelled"]

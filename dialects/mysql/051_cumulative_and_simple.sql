@@ -45,7 +45,7 @@ WITH RECURSIVE `sb_r0` AS (
 SELECT
   `sb_keys`.`sb_k0` AS `order.ordered_at__quarter`,
   `sb_m0`.`sb_v` AS `cumulative_revenue`,
-  `sb_m1`.`sb_v` AS `order_count`
+  coalesce(`sb_m1`.`sb_v`, 0) AS `order_count`
 FROM
   (
     SELECT

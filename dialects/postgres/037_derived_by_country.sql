@@ -27,7 +27,7 @@ WITH "sb_m0" AS (
 )
 SELECT
   "sb_keys"."sb_k0" AS "customer.country",
-  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif("sb_m1"."sb_v", 0)) AS "revenue_per_order"
+  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif(coalesce("sb_m1"."sb_v", 0), 0)) AS "revenue_per_order"
 FROM
   (
     SELECT

@@ -22,8 +22,8 @@ WITH "sb_m0" AS (
 )
 SELECT
   "sb_keys"."sb_k0" AS "customer.country",
-  "sb_m0"."sb_v" AS "customer_count",
-  "sb_m1"."sb_v" AS "order_count"
+  coalesce("sb_m0"."sb_v", 0) AS "customer_count",
+  coalesce("sb_m1"."sb_v", 0) AS "order_count"
 FROM
   (
     SELECT

@@ -98,13 +98,17 @@ pub enum Transform {
     ConversionBase,
     /// The number of base rows that reach a conversion row.
     Converted(ConversionTarget),
+    /// Not a value: the rows of a moved input as they are, unmoved, whose
+    /// last bucket is the end of the data. When every input is moved, the
+    /// answer's buckets are the moved ones up to that end.
+    DataEnd,
 }
 
 impl Transform {
     /// Whether the output keys come from this component: moved components
     /// only fill in values for the keys of the others.
     pub fn anchors_keys(&self) -> bool {
-        !matches!(self, Transform::Offset(_) | Transform::ToGrain(_))
+        !matches!(self, Transform::Offset(_) | Transform::ToGrain(_) | Transform::DataEnd)
     }
 
     pub fn needs_grain(&self) -> bool {
@@ -160,6 +164,20 @@ pub enum OutputExpr {
 }
 
 impl OutputExpr {
+    /// The components the expression reads, in reading order.
+    pub fn components(&self) -> Vec<usize> {
+        match self {
+            OutputExpr::Component(i) => vec![*i],
+            OutputExpr::Number(_) => Vec::new(),
+            OutputExpr::Neg(inner) => inner.components(),
+            OutputExpr::Binary(_, l, r) => {
+                let mut v = l.components();
+                v.extend(r.components());
+                v
+            }
+        }
+    }
+
     /// Maps a derived metric's expression over input aliases to components.
     pub fn from_measure(e: &crate::model::MeasureExpr, by_alias: &[(&str, usize)]) -> OutputExpr {
         use crate::model::MeasureExpr as M;

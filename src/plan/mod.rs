@@ -206,6 +206,10 @@ pub struct QueryPlan {
     pub transform: Transform,
     pub non_additive: Option<NonAdditiveWindow>,
     pub conversion: Option<ConversionCheck>,
+    /// A group this component has no row for counts 0, not NULL, when
+    /// components are combined (count-like aggregations: DESIGN "Empty
+    /// groups of counts are 0").
+    pub zero_fill: bool,
 }
 
 impl QueryPlan {
@@ -248,6 +252,16 @@ pub fn plan_all(model: &SemanticModel, queries: &[MetricQuery]) -> Result<Vec<Qu
             }
         }
     }
+    // When every component is moved, the keys are the moved buckets; an
+    // input moved past the end of the data adds no row, so they stop at the
+    // last bucket of the first moved input as it is, unmoved: a plan appended
+    // for that end only, which no output reads.
+    if !plans.iter().any(|p| p.transform.anchors_keys()) {
+        if let Some(moved) = queries.iter().find(|q| matches!(q.transform, Transform::Offset(_))) {
+            let unmoved = MetricQuery { transform: Transform::DataEnd, ..moved.clone() };
+            plans.push(plan_on(model, &graph, &unmoved)?);
+        }
+    }
     Ok(plans)
 }
 
@@ -271,15 +285,19 @@ fn plan_on(model: &SemanticModel, graph: &JoinGraph<'_>, q: &MetricQuery) -> Res
         let steps = tree.path_steps(graph, &g.entity, &q.via)?;
         tree.add(steps, &g.entity)?;
     }
-    // Filters reached over a to-many hop become semi-joins (EXISTS): they keep
-    // the anchor rows with at least one matching related row, never multiply them.
+    // A filter restricts the joined rows of the entities the keys already
+    // join (and of those reached from them over to-one joins): a category
+    // filter on a category group-by keeps only those categories. Only a
+    // to-many join that no key needs becomes a semi-join (EXISTS), which
+    // keeps the rows with at least one matching related row and never
+    // multiplies them (docs/grammar.md, "Filters across to-many joins").
     let mut semi: Vec<SemiJoinBuilder> = Vec::new();
     let mut filters: Vec<PlannedFilter> = Vec::new();
     for f in &q.filters {
         let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
-        let split = steps.iter().position(|s| s.cardinality.fans_out()).unwrap_or(steps.len());
-        let (to_one, beyond) = steps.split_at(split);
-        tree.add(to_one.to_vec(), &f.column.entity)?;
+        let split = steps.iter().position(|s| s.cardinality.fans_out() && !tree.reached.contains_key(&s.to)).unwrap_or(steps.len());
+        let (joined, beyond) = steps.split_at(split);
+        tree.add(joined.to_vec(), &f.column.entity)?;
         if beyond.is_empty() {
             filters.push(PlannedFilter::on(&f.column.entity, f));
             continue;
@@ -349,10 +367,10 @@ fn plan_on(model: &SemanticModel, graph: &JoinGraph<'_>, q: &MetricQuery) -> Res
         }
         AggregationStrategy::Deduplicated { identity: anchor_entity.identity.clone() }
     };
-    if !semi_joins.is_empty() {
+    for s in &semi_joins {
         notes.push(format!(
-            "Filters on columns reached over a to-many join keep each `{}` that has at least one matching related row; it is counted once.",
-            q.anchor
+            "Filters on columns reached over the to-many join `{}` keep each `{}` row that has at least one matching related row; it is counted once.",
+            s.steps[0].join, s.correlate_from
         ));
     }
     if time_resolution == Some(TimeResolution::Unavailable) {
@@ -433,7 +451,6 @@ fn plan_on(model: &SemanticModel, graph: &JoinGraph<'_>, q: &MetricQuery) -> Res
     let order_by = full_order(&q.order_by, time.is_some(), group_by.len());
     Ok(QueryPlan {
         metric: metric.name.clone(),
-        measure,
         anchor: Relation {
             alias: anchor_entity.name.clone(),
             entity: anchor_entity.name.clone(),
@@ -451,6 +468,8 @@ fn plan_on(model: &SemanticModel, graph: &JoinGraph<'_>, q: &MetricQuery) -> Res
         degradations,
         notes,
         transform: q.transform.clone(),
+        zero_fill: matches!(measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean),
+        measure,
         non_additive,
         conversion,
     })
@@ -592,8 +611,10 @@ fn choose_time(
     } else if let Some(td) = &q.time_dimension {
         (td.clone(), TimeResolution::Requested)
     } else {
+        // The anchor's own temporal columns, then those over to-one joins.
         let mut candidates: Vec<ColumnRef> = Vec::new();
-        for (entity, _) in graph.to_one_reachable(&q.anchor) {
+        let reachable = graph.to_one_reachable(&q.anchor).into_iter().map(|(e, _)| e);
+        for entity in std::iter::once(q.anchor.as_str()).chain(reachable) {
             for c in &model.entities[entity].columns {
                 if c.type_class().is_temporal() {
                     candidates.push(ColumnRef::new(entity, &c.name));
@@ -611,7 +632,11 @@ fn choose_time(
             }
             1 => {
                 let c = candidates.remove(0);
-                notes.push(format!("Time dimension `{c}` was inherited over to-one joins."));
+                if c.entity == q.anchor {
+                    notes.push(format!("Time dimension `{c}` is the only date or time column of `{}` and the entities it reaches over to-one joins.", q.anchor));
+                } else {
+                    notes.push(format!("Time dimension `{c}` was inherited over to-one joins."));
+                }
                 (c, TimeResolution::Inherited)
             }
             _ => {

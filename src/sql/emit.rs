@@ -58,9 +58,9 @@ pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static
         parser: dialect.parser_dialect(),
         params: Vec::new(),
         outputs: outputs.iter().map(|o| o.name.clone()).collect(),
-        // A converted count keeps only converting rows: a group the base has
-        // and it lacks converted none.
-        zero_if_missing: plans.iter().map(|p| matches!(p.transform, Transform::Converted(_))).collect(),
+        // A count with no row in a group is 0 (a converted count keeps only
+        // converting rows: a group the base has and it lacks converted none).
+        zero_if_missing: plans.iter().map(|p| p.zero_fill).collect(),
     };
     let query = match (plans, outputs) {
         ([plan], [OutputMetric { expr: OutputExpr::Component(0), name }]) if !matches!(plan.transform, Transform::Cumulative(_)) => {
@@ -101,10 +101,13 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> R
     // others; they give the keys only when nothing else does.
     let anchoring: Vec<usize> = (0..plans.len()).filter(|&m| plans[m].transform.anchors_keys()).collect();
     let key_sources: Vec<usize> = if anchoring.is_empty() {
-        (0..plans.len()).filter(|&m| !matches!(plans[m].transform, Transform::ToGrain(_))).collect()
+        (0..plans.len()).filter(|&m| matches!(plans[m].transform, Transform::Offset(_))).collect()
     } else {
         anchoring
     };
+    // Moved keys stop at the end of the data: a bucket is kept when the
+    // unmoved rows have one at or after it (the NULL bucket stays).
+    let data_end = (0..plans.len()).find(|&m| plans[m].transform == Transform::DataEnd);
     let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
         // Ungrouped: every CTE is one row.
         let joins = (1..plans.len()).map(|m| build::cross_join(build::table_ref(q, &format!("sb_m{m}")))).collect();
@@ -123,7 +126,38 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> R
             })
         };
         let keys = key_sources[1..].iter().fold(key_select(key_sources[0]), |acc, &m| build::union(acc, key_select(m)));
+        let keys = match data_end {
+            None => keys,
+            Some(end) => {
+                let time = build::column(q, "sb_moved", "sb_k0");
+                let end_table = format!("sb_m{end}");
+                let not_past = build::exists(build::query(SelectParts {
+                    distinct: false,
+                    projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+                    from: build::table_ref(q, &end_table),
+                    joins: Vec::new(),
+                    selection: Some(build::binary(build::column(q, &end_table, "sb_k0"), BinaryOperator::GtEq, time.clone())),
+                    group_by: Vec::new(),
+                    order_by: Vec::new(),
+                    limit: None,
+                }));
+                build::query(SelectParts {
+                    distinct: false,
+                    projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, "sb_moved", k))).collect(),
+                    from: build::derived(keys, q, "sb_moved"),
+                    joins: Vec::new(),
+                    selection: Some(build::binary(Expr::IsNull(Box::new(time)), BinaryOperator::Or, not_past)),
+                    group_by: Vec::new(),
+                    order_by: Vec::new(),
+                    limit: None,
+                })
+            }
+        };
+        // A component no output reads (the keys-only plan of moved inputs)
+        // gives keys and nothing else.
+        let read: Vec<usize> = outputs.iter().flat_map(|o| o.expr.components()).collect();
         let joins = (0..plans.len())
+            .filter(|m| read.contains(m))
             .map(|m| {
                 let component = format!("sb_m{m}");
                 let on = key_cols

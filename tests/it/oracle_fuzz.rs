@@ -138,8 +138,8 @@ enum Kind {
     Cumulative { window: Option<u32>, quarter_to_date: bool },
     /// `x = m + p`, `p` = `m` moved `months` later.
     Offset { months: u32 },
-    /// `x = p` alone: `p` = `m` moved `months` later, answered on the
-    /// buckets of `m` (a moved input adds no row past the data).
+    /// `x = p` alone: `p` = `m` moved `months` later, answered on its moved
+    /// buckets up to the last bucket of `m` (none past the data).
     OffsetOnly { months: u32 },
     /// `x = m - q`, `q` = `m` of the first month of the quarter.
     QuarterStart,
@@ -675,12 +675,16 @@ fn evaluate(case: &Case) -> Result<Vec<Vec<V>>, &'static str> {
                 .collect()
         }
         Kind::OffsetOnly { months } => {
+            // The buckets of `m` moved later, none past the last bucket of
+            // `m` itself (the end of the data); the NULL bucket stays NULL.
             let m = group_rows(case, time, &[], true, m_col);
-            m.keys()
-                .map(|k| {
-                    let mut earlier = k.clone();
-                    earlier[0] = shift_month(&k[0], -(*months as i32));
-                    row(k.clone(), numeric(as_f64(&m_at(&m, &earlier))))
+            let end = m.keys().filter_map(|k| date(&k[0])).max();
+            m.iter()
+                .filter_map(|(k, vals)| {
+                    let mut later = k.clone();
+                    later[0] = shift_month(&k[0], *months as i32);
+                    let kept = date(&later[0]).is_none_or(|d| end.is_some_and(|e| d <= e));
+                    kept.then(|| row(later, aggregate(case.agg, vals)))
                 })
                 .collect()
         }
