@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use super::yaml::{parse_documents, Field, Mapping, Node, Reader};
 use super::*;
 
-const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "group", "columns"];
+const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "provenance", "group", "columns"];
 const JOIN_KEYS: &[&str] =
-    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin"];
+    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin", "provenance"];
 const METRIC_KEYS: &[&str] = &[
     "version",
     "name",
@@ -21,13 +21,14 @@ const METRIC_KEYS: &[&str] = &[
     "filter",
     "non_additive",
     "origin",
+    "provenance",
 ];
-const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin"];
-const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin"];
+const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin", "provenance"];
+const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin", "provenance"];
 const CUMULATIVE_KEYS: &[&str] =
-    &["version", "name", "description", "type", "metric", "window", "grain_to_date", "origin"];
+    &["version", "name", "description", "type", "metric", "window", "grain_to_date", "origin", "provenance"];
 const CONVERSION_KEYS: &[&str] =
-    &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin"];
+    &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin", "provenance"];
 const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
 const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
@@ -249,6 +250,31 @@ fn read_origin(r: &mut Reader<'_>, map: &Mapping<'_>) -> DefinitionOrigin {
     }
 }
 
+/// The optional `provenance` block: how a definition was derived, how far
+/// it was checked, and why.
+fn read_provenance(r: &mut Reader<'_>, map: &Mapping<'_>) -> Option<Provenance> {
+    let field = map.get("provenance")?;
+    let keys = ["inference_method", "validation_state", "confidence", "source", "evidence"];
+    let p = r.mapping(field.node, "provenance", &keys, &[])?;
+    let evidence = match p.get("evidence") {
+        None => Vec::new(),
+        Some(f) if f.node.data.as_str().is_some() => r.string(f, "provenance.evidence").into_iter().collect(),
+        Some(f) => r
+            .list(f, "provenance.evidence")
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(path, item)| r.string(item, &path))
+            .collect(),
+    };
+    Some(Provenance {
+        inference_method: p.get("inference_method").and_then(|f| r.one_of(f, "provenance.inference_method", &INFERENCE_METHODS)),
+        validation_state: p.get("validation_state").and_then(|f| r.one_of(f, "provenance.validation_state", &VALIDATION_STATES)),
+        confidence: p.get("confidence").and_then(|f| r.one_of(f, "provenance.confidence", &CONFIDENCE_LEVELS)),
+        source: p.get("source").and_then(|f| r.string(f, "provenance.source")),
+        evidence,
+    })
+}
+
 fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
     let map = r.mapping(doc, "", ENTITY_KEYS, &["version", "name", "binding", "identity"])?;
     r.version(&map);
@@ -256,6 +282,7 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
     let table = map.get("binding").and_then(|f| read_binding(r, f));
     let identity = map.get("identity").and_then(|f| read_identity(r, f));
     let origin = read_origin(r, &map);
+    let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     let group = optional_string(r, &map, "group");
     let columns = map.get("columns").map(|f| read_columns(r, f)).unwrap_or_default();
@@ -265,6 +292,7 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
         table: table?,
         identity: identity?,
         origin,
+        provenance: provenance.clone(),
         group,
         columns,
         columns_from_catalog: false,
@@ -344,6 +372,7 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
         .and_then(|f| r.one_of(f, "cardinality", &Cardinality::ALL))
         .and_then(|s| Cardinality::parse(&s));
     let origin = read_origin(r, &map);
+    let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     let (name, source_entity, target_entity) = (name?, source?, target?);
     if source_entity == target_entity {
@@ -362,6 +391,7 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
         on: on?,
         cardinality,
         origin,
+        provenance: provenance.clone(),
         defined_at: origin_at(r, &map),
     })
 }
@@ -416,6 +446,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
     r.version(&map);
     let name = map.get("name").and_then(|f| r.identifier(f, "name"));
     let origin = read_origin(r, &map);
+    let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     if kind == "cumulative" {
         let input = map.get("metric").and_then(|f| read_input(r, f, "metric", Some("metric")));
@@ -429,6 +460,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             cumulative: Some(window?),
             conversion: None,
             origin,
+            provenance: provenance.clone(),
             defined_at: origin_at(r, &map),
         });
     }
@@ -445,6 +477,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             cumulative: None,
             conversion: Some(spec?),
             origin,
+            provenance: provenance.clone(),
             defined_at: origin_at(r, &map),
         });
     }
@@ -512,6 +545,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         cumulative: None,
         conversion: None,
         origin,
+        provenance: provenance.clone(),
         defined_at: origin_at(r, &map),
     })
 }
@@ -651,6 +685,7 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
     let filters = map.get("filter").map(|f| read_filters(r, f));
     let non_additive = map.get("non_additive").map(|f| read_non_additive(r, f));
     let origin = read_origin(r, &map);
+    let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     Some(Metric {
         non_additive: non_additive.map_or(Some(None), |n| n.map(Some))?,
@@ -662,6 +697,7 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         time_grains: time_grains.map_or(Some(Vec::new()), |g| g)?,
         filters: filters.map_or(Some(Vec::new()), |f| f)?,
         origin,
+        provenance: provenance.clone(),
         defined_at: origin_at(r, &map),
     })
 }

@@ -232,6 +232,7 @@ pub struct DerivedMetric {
     /// `Some` for conversion metrics.
     pub conversion: Option<ConversionSpec>,
     pub origin: DefinitionOrigin,
+    pub provenance: Option<Provenance>,
     pub defined_at: Origin,
 }
 
@@ -328,6 +329,31 @@ impl DefinitionOrigin {
     }
 }
 
+/// How a definition was derived and how far it has been checked (the
+/// charter's two trust axes), with its evidence. `schemabrain index` and
+/// `schemabrain import dbt` write it; hand-written YAML may omit it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// One of `INFERENCE_METHODS`.
+    pub inference_method: Option<String>,
+    /// `draft`, `applied` or `confirmed`.
+    pub validation_state: Option<String>,
+    /// `high`, `medium` or `low`.
+    pub confidence: Option<String>,
+    /// Where the definition came from: a dbt file and line, a source table.
+    pub source: Option<String>,
+    /// One sentence per piece of evidence ("declared foreign key").
+    pub evidence: Vec<String>,
+}
+
+/// The charter's inference methods, then ours: `name_match` (a join found
+/// from column names and verified on the data), `data_profile` (an identity
+/// or measure found from the data's statistics).
+pub const INFERENCE_METHODS: [&str; 7] =
+    ["manually_authored", "llm_suggested", "fk_constraint", "dbt_import", "observed_in_query_log", "name_match", "data_profile"];
+pub const VALIDATION_STATES: [&str; 3] = ["draft", "applied", "confirmed"];
+pub const CONFIDENCE_LEVELS: [&str; 3] = ["high", "medium", "low"];
+
 #[derive(Clone, Debug)]
 pub struct Entity {
     pub name: String,
@@ -336,6 +362,7 @@ pub struct Entity {
     /// One column, or several for a composite identity.
     pub identity: Vec<String>,
     pub origin: DefinitionOrigin,
+    pub provenance: Option<Provenance>,
     pub group: Option<String>,
     /// Declared columns; replaced by the catalog's when a snapshot exists.
     pub columns: Vec<Column>,
@@ -422,6 +449,7 @@ pub struct Join {
     /// `None` when undeclared: the planner treats it as the worst case.
     pub cardinality: Option<Cardinality>,
     pub origin: DefinitionOrigin,
+    pub provenance: Option<Provenance>,
     pub defined_at: Origin,
 }
 
@@ -648,6 +676,7 @@ pub struct Metric {
     pub filters: Vec<FilterSpec>,
     pub non_additive: Option<NonAdditive>,
     pub origin: DefinitionOrigin,
+    pub provenance: Option<Provenance>,
     pub defined_at: Origin,
 }
 
