@@ -6,7 +6,7 @@
 //! ```text
 //! project dir ──model::load──► SemanticModel ◄──catalog::overlay── Catalog ◄── engine::introspect
 //!                                   │
-//! tool args ──ir::resolve──► MetricQuery ──plan::plan──► QueryPlan ──sql::emit──► SQL + params
+//! tool args ──ir::resolve──► MetricQuery ──plan::plan_request──► RequestPlan ──sql::emit──► SQL + params
 //!                                                                          │
 //!                                             engine::execute ◄────────────┘
 //!                                                   │
@@ -49,24 +49,17 @@ pub mod project;
 pub mod sql;
 pub mod tools;
 
-use crate::ir::{Issue, MetricRequest, OutputMetric};
-use crate::model::SemanticModel;
-use crate::plan::QueryPlan;
+use crate::ir::{Issue, MetricRequest};
+use crate::model::CheckedModel;
+use crate::plan::RequestPlan;
 use crate::sql::{CompiledSql, Dialect};
 
-/// A request planned: one `QueryPlan` per simple metric it needs, and the
-/// metrics it outputs as expressions over them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlannedRequest {
-    pub plans: Vec<QueryPlan>,
-    pub outputs: Vec<OutputMetric>,
-}
-
-/// Resolves and plans a request against a model. Pure: no engine, no IO.
+/// Resolves and plans a request against a checked model. Pure: no engine,
+/// no IO.
 ///
 /// ```
 /// use schemabrain::ir::MetricRequest;
-/// use schemabrain::model::{load_project_from_files, FileKind};
+/// use schemabrain::model::{load_checked_from_files, FileKind};
 ///
 /// let files = vec![
 ///     (FileKind::Entity, "entities/order.yaml".into(),
@@ -74,17 +67,15 @@ pub struct PlannedRequest {
 ///     (FileKind::Metric, "metrics/order_count.yaml".into(),
 ///      "version: 1\nname: order_count\nentity: order\nmeasure: {agg: count, column: id}\n".to_string()),
 /// ];
-/// let (model, diagnostics) = load_project_from_files(&files);
-/// assert!(diagnostics.is_empty());
+/// let model = load_checked_from_files(&files).expect("the model loads");
 /// let request = MetricRequest { names: vec!["order_count".into()], ..Default::default() };
-/// let planned = schemabrain::plan(&model, &request).unwrap();
-/// assert_eq!(planned.plans[0].anchor.alias, "order");
-/// assert!(planned.plans[0].joins.is_empty());
+/// let plan = schemabrain::plan(&model, &request).unwrap();
+/// assert_eq!(plan.components[0].anchor.alias, "order");
+/// assert!(plan.components[0].joins.is_empty());
 /// ```
-pub fn plan(model: &SemanticModel, request: &MetricRequest) -> Result<PlannedRequest, Issue> {
+pub fn plan(model: &CheckedModel, request: &MetricRequest) -> Result<RequestPlan, Issue> {
     let resolved = ir::resolve(model, request)?;
-    let plans = plan::plan_all(model, &resolved.components)?;
-    Ok(PlannedRequest { plans, outputs: resolved.outputs })
+    plan::plan_request(model, &resolved)
 }
 
 /// Why `compile` could not produce SQL.
@@ -103,7 +94,7 @@ pub enum CompileError {
 ///
 /// ```
 /// use schemabrain::ir::{FilterArg, FilterValue, MetricRequest};
-/// use schemabrain::model::{load_project_from_files, FileKind, Literal};
+/// use schemabrain::model::{load_checked_from_files, FileKind, Literal};
 ///
 /// let files = vec![
 ///     (FileKind::Entity, "entities/order.yaml".into(),
@@ -111,7 +102,7 @@ pub enum CompileError {
 ///     (FileKind::Metric, "metrics/revenue.yaml".into(),
 ///      "version: 1\nname: revenue\nentity: order\nmeasure: {agg: sum, column: amount}\n".to_string()),
 /// ];
-/// let (model, _) = load_project_from_files(&files);
+/// let model = load_checked_from_files(&files).expect("the model loads");
 /// let request = MetricRequest {
 ///     names: vec!["revenue".into()],
 ///     group_by: vec!["order.status".into()],
@@ -126,8 +117,8 @@ pub enum CompileError {
 /// assert!(compiled.sql.contains(r#""order"."status" <> $1"#));
 /// assert_eq!(compiled.params.len(), 1);
 /// ```
-pub fn compile(model: &SemanticModel, request: &MetricRequest, dialect: &str) -> Result<CompiledSql, CompileError> {
+pub fn compile(model: &CheckedModel, request: &MetricRequest, dialect: &str) -> Result<CompiledSql, CompileError> {
     let dialect = Dialect::from_name(dialect).map_err(CompileError::UnknownDialect)?;
-    let planned = plan(model, request).map_err(CompileError::Request)?;
-    sql::emit_all(&planned.plans, &planned.outputs, dialect).map_err(CompileError::Unsupported)
+    let plan = plan(model, request).map_err(CompileError::Request)?;
+    sql::emit(&plan, dialect).map_err(CompileError::Unsupported)
 }

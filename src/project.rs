@@ -7,12 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{self, Catalog};
-use crate::model::{load_project, resolve_project_dir, Diagnostic, Diagnostics, SemanticModel};
+use crate::model::{load_project, resolve_project_dir, CheckedModel, Diagnostic, Diagnostics, SemanticModel};
 
 #[derive(Clone, Debug)]
 pub struct Project {
     pub dir: PathBuf,
-    pub model: SemanticModel,
+    /// Checked: the planner accepts nothing else.
+    pub model: CheckedModel,
     pub catalog: Option<Catalog>,
 }
 
@@ -41,7 +42,7 @@ impl Project {
         if !diags.is_empty() {
             return Err(diags);
         }
-        Ok(Project { dir, model, catalog: None })
+        Ok(Project { dir, model: CheckedModel::new(model)?, catalog: None })
     }
 
     /// Builds a project from a model already loaded, overlaying `catalog`.
@@ -52,7 +53,7 @@ impl Project {
                 return Err(diags);
             }
         }
-        Ok(Project { dir, model, catalog })
+        Ok(Project { dir, model: CheckedModel::new(model)?, catalog })
     }
 
     /// Replaces the catalog (after an engine introspected the source) and
@@ -60,7 +61,7 @@ impl Project {
     pub fn with_catalog(self, catalog: Catalog) -> Result<Project, Diagnostics> {
         if self.catalog.is_none() {
             // The model is still as declared: no need to read the files again.
-            return Project::from_parts(self.dir, self.model, Some(catalog));
+            return Project::from_parts(self.dir, self.model.into_model(), Some(catalog));
         }
         // Start from the model as declared, not as overlaid by an older catalog.
         let (model, diags) = load_project(&self.dir);

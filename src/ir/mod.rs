@@ -178,21 +178,20 @@ impl OutputExpr {
         }
     }
 
-    /// Maps a derived metric's expression over input aliases to components.
-    pub fn from_measure(e: &crate::model::MeasureExpr, by_alias: &[(&str, usize)]) -> OutputExpr {
+    /// Maps a derived metric's expression over input aliases to components;
+    /// `None` when it names an alias that is not an input.
+    pub fn from_measure(e: &crate::model::MeasureExpr, by_alias: &[(&str, usize)]) -> Option<OutputExpr> {
         use crate::model::MeasureExpr as M;
-        match e {
-            M::Column(alias) => OutputExpr::Component(
-                by_alias.iter().find(|(a, _)| a == alias).map(|(_, i)| *i).expect("the loader checked every alias"),
-            ),
+        Some(match e {
+            M::Column(alias) => OutputExpr::Component(by_alias.iter().find(|(a, _)| a == alias).map(|(_, i)| *i)?),
             M::Number(n) => OutputExpr::Number(n.clone()),
-            M::Neg(inner) => OutputExpr::Neg(Box::new(OutputExpr::from_measure(inner, by_alias))),
+            M::Neg(inner) => OutputExpr::Neg(Box::new(OutputExpr::from_measure(inner, by_alias)?)),
             M::Binary(op, l, r) => OutputExpr::Binary(
                 *op,
-                Box::new(OutputExpr::from_measure(l, by_alias)),
-                Box::new(OutputExpr::from_measure(r, by_alias)),
+                Box::new(OutputExpr::from_measure(l, by_alias)?),
+                Box::new(OutputExpr::from_measure(r, by_alias)?),
             ),
-        }
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! an agent reads them (metric, limit, group_by, grain, filters, order, via).
 
 use super::*;
-use crate::model::{close_matches, is_identifier, Entity, FilterOp, OpArity, SemanticModel};
+use crate::model::{close_matches, is_identifier, CheckedModel, Entity, FilterOp, OpArity, SemanticModel};
 
 /// Names echoed in messages are cut to this many characters, so a hostile
 /// 100 KB name cannot blow up a response.
@@ -19,7 +19,8 @@ pub fn echo(s: &str) -> String {
 
 /// Resolves a request into the simple-metric queries it needs (components)
 /// and the output metrics computed from them, in request order.
-pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
+pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
+    let model: &SemanticModel = model;
     if req.names.is_empty() {
         return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
     }
@@ -33,13 +34,12 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
             requested.push(name);
         }
     }
-    let simple_of = |name: &str| -> &crate::model::Metric {
-        match model.metric(name) {
-            Some(m) => m,
-            None => &model.metrics[&model.derived[name].inputs[0].metric],
-        }
-    };
-    let metric = simple_of(requested[0]);
+    // The first requested metric (or a derived one's first input) gives the
+    // grains a bad `time_grain` is told about.
+    let first_simple = model.metric(requested[0]).or_else(|| {
+        model.derived.get(requested[0]).and_then(|d| d.inputs.first()).and_then(|i| model.metric(&i.metric))
+    });
+    let first_grains = first_simple.map(|m| m.time_grains.clone()).unwrap_or_default();
     let limit = match req.limit {
         None => model.settings.default_limit.min(MAX_LIMIT as u32),
         Some(n) if (MIN_LIMIT..=MAX_LIMIT).contains(&n) => n as u32,
@@ -61,14 +61,14 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
         None => None,
         Some(g) => Some(Grain::parse(g).ok_or_else(|| Issue::InvalidTimeGrain {
             grain: echo(g),
-            allowed: if metric.time_grains.is_empty() { Grain::ALL.to_vec() } else { metric.time_grains.clone() },
+            allowed: if first_grains.is_empty() { Grain::ALL.to_vec() } else { first_grains.clone() },
         })?),
     };
     let time_dimension = match &req.time_dimension {
         None => None,
         Some(td) => {
             let c = column(model, td, ColumnRole::TimeDimension)?;
-            let class = model.entities[&c.entity].column(&c.column).map(|col| col.type_class());
+            let class = model.entity(&c.entity).and_then(|e| e.column(&c.column)).map(|col| col.type_class());
             if class.is_some_and(|t| t != crate::model::TypeClass::Unknown && !t.is_temporal()) {
                 return Err(Issue::Malformed {
                     argument: "time_dimension".into(),
@@ -124,26 +124,38 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
         let expr = match model.metric(name) {
             Some(m) => OutputExpr::Component(component(m, &[], Transform::Plain)?),
             None => {
-                let d = &model.derived[name];
-                let input_metric = |i: usize| &model.metrics[&d.inputs[i].metric];
+                let Some(d) = model.derived.get(name) else {
+                    return Err(Issue::UnknownMetric { name: echo(name), fuzzy: close_matches(name, model.metric_names()) });
+                };
+                let broken = || Issue::Malformed { argument: "name".into(), message: format!("`{name}` names an input metric that is not defined") };
+                let inputs: Vec<&crate::model::Metric> =
+                    d.inputs.iter().map(|i| model.metric(&i.metric).ok_or_else(broken)).collect::<Result<_, _>>()?;
+                let input_metric = |i: usize| inputs.get(i).copied().ok_or_else(broken);
+                let input_filters = |i: usize| d.inputs.get(i).map(|x| x.filters.as_slice()).unwrap_or_default();
                 match (d.cumulative, &d.conversion) {
                     (Some(window), _) => {
-                        check_time(name, input_metric(0), time_grain, &Transform::Cumulative(window))?;
-                        OutputExpr::Component(component(input_metric(0), &d.inputs[0].filters, Transform::Cumulative(window))?)
+                        check_time(name, input_metric(0)?, time_grain, &Transform::Cumulative(window))?;
+                        OutputExpr::Component(component(input_metric(0)?, input_filters(0), Transform::Cumulative(window))?)
                     }
                     (None, Some(spec)) => {
-                        let (base, conv) = (input_metric(0), input_metric(1));
+                        let (base, conv) = (input_metric(0)?, input_metric(1)?);
+                        let Some(conv_time) = &conv.time_dimension else {
+                            return Err(Issue::Malformed {
+                                argument: "name".into(),
+                                message: format!("`{name}`: conversion metric `{}` has no time dimension", conv.name),
+                            });
+                        };
                         let target = ConversionTarget {
                             metric: conv.name.clone(),
                             entity: conv.entity.clone(),
                             keys: spec.base_key.iter().cloned().zip(spec.conversion_key.iter().cloned()).collect(),
-                            time: conv.time_dimension.as_ref().expect("validated: conversion metrics have a time dimension").column.clone(),
+                            time: conv_time.column.clone(),
                             window: spec.window,
-                            filters: metric_filters(model, conv, &d.inputs[1].filters)?,
+                            filters: metric_filters(model, conv, input_filters(1))?,
                         };
-                        let converted = component(base, &d.inputs[0].filters, Transform::Converted(target))?;
+                        let converted = component(base, input_filters(0), Transform::Converted(target))?;
                         // The base count gives every group its row, with 0 conversions where none converts.
-                        let all = component(base, &d.inputs[0].filters, Transform::ConversionBase)?;
+                        let all = component(base, input_filters(0), Transform::ConversionBase)?;
                         match spec.calculation {
                             crate::model::ConversionCalculation::Conversions => OutputExpr::Component(converted),
                             crate::model::ConversionCalculation::ConversionRate => {
@@ -163,10 +175,13 @@ pub fn resolve(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedReq
                                 Some(crate::model::TimeOffset::Window(w)) => Transform::Offset(w),
                                 Some(crate::model::TimeOffset::ToGrain(g)) => Transform::ToGrain(g),
                             };
-                            check_time(name, input_metric(i), time_grain, &transform)?;
-                            by_alias.push((input.alias.as_str(), component(input_metric(i), &input.filters, transform)?));
+                            check_time(name, input_metric(i)?, time_grain, &transform)?;
+                            by_alias.push((input.alias.as_str(), component(input_metric(i)?, &input.filters, transform)?));
                         }
-                        OutputExpr::from_measure(&d.expression, &by_alias)
+                        OutputExpr::from_measure(&d.expression, &by_alias).ok_or_else(|| Issue::Malformed {
+                            argument: "name".into(),
+                            message: format!("`{name}` names an input its expression does not define"),
+                        })?
                     }
                 }
             }

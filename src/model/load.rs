@@ -44,6 +44,25 @@ pub fn resolve_project_dir(dir: &Path) -> PathBuf {
     }
 }
 
+/// Loads a project into a checked model: every problem of every file at
+/// once, or the model the planner accepts.
+pub fn load_checked(dir: &Path) -> Result<CheckedModel, Diagnostics> {
+    let (model, diags) = load_project(dir);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    CheckedModel::new(model)
+}
+
+/// `load_checked` from files held in memory (tests, the embedded demo).
+pub fn load_checked_from_files(files: &[(FileKind, PathBuf, String)]) -> Result<CheckedModel, Diagnostics> {
+    let (model, diags) = load_project_from_files(files);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    CheckedModel::new(model)
+}
+
 /// Loads and checks a project. Returns the model built from everything that
 /// could be read, plus every problem found; the model is only safe to plan
 /// against when the diagnostics are empty.

@@ -10,8 +10,10 @@
 //! engines, SQL or envelopes; the catalog overlays its columns onto the model
 //! from above (`catalog::overlay`).
 
+mod checked;
 mod diagnostic;
 mod expr;
+pub mod graph;
 mod load;
 mod types;
 mod validate;
@@ -21,9 +23,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+pub use checked::CheckedModel;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use expr::{ArithOp, MeasureExpr};
-pub use load::{load_project, load_project_from_files, load_project_with_extra, resolve_project_dir, FileKind};
+pub use load::{
+    load_checked, load_checked_from_files, load_project, load_project_from_files, load_project_with_extra, resolve_project_dir, FileKind,
+};
 pub use types::TypeClass;
 pub use validate::check as check_references;
 

@@ -5,7 +5,8 @@
 //! many dialect-specific fields and no `Default`; we take each from a parsed
 //! template once and fill in only what we use.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
 
 use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
@@ -21,6 +22,7 @@ struct Templates {
     table: TableFactor,
     function: Function,
     with: sqlparser::ast::With,
+    case: Expr,
 }
 
 fn templates() -> &'static Templates {
@@ -39,7 +41,11 @@ fn templates() -> &'static Templates {
         let with_stmt = Parser::parse_sql(&GenericDialect {}, "WITH c AS (SELECT 1) SELECT 1").expect("template parses").remove(0);
         let Statement::Query(with_query) = with_stmt else { unreachable!("template is a query") };
         let with = with_query.with.clone().expect("template has a WITH");
-        Templates { query: *query, table, function, with }
+        let case = Parser::new(&GenericDialect {})
+            .try_with_sql("CASE WHEN a THEN 1 END")
+            .and_then(|mut p| p.parse_expr())
+            .expect("template parses");
+        Templates { query: *query, table, function, with, case }
     })
 }
 
@@ -86,14 +92,28 @@ pub fn named_type(name: &str) -> DataType {
     DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]), Vec::new())
 }
 
-/// Parses an expression template written for `dialect` and puts `x` where
-/// the template says `sb_x`. Templates are our own constant SQL; `x` is an
-/// AST, so nothing from a request is ever parsed here.
-pub fn from_template(template: &str, dialect: &dyn sqlparser::dialect::Dialect, x: &Expr) -> Expr {
-    let mut e = Parser::new(dialect)
-        .try_with_sql(template)
-        .and_then(|mut p| p.parse_expr())
-        .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
+/// Parses an expression template written for `dialect` (once per dialect
+/// and template: parsed trees are kept) and puts `x` where the template
+/// says `sb_x`. Templates are our own constant SQL, each parsed by a test
+/// for every dialect; `x` is an AST, so nothing from a request is ever
+/// parsed here.
+pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr) -> Expr {
+    type Cache = RwLock<HashMap<(&'static str, String), Expr>>;
+    static PARSED: OnceLock<Cache> = OnceLock::new();
+    let cache = PARSED.get_or_init(Default::default);
+    let key = (dialect.name, template.to_string());
+    let cached = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+    let mut e = match cached {
+        Some(e) => e,
+        None => {
+            let parsed = Parser::new(dialect.parser_dialect())
+                .try_with_sql(template)
+                .and_then(|mut p| p.parse_expr())
+                .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
+            cache.write().unwrap_or_else(|p| p.into_inner()).insert(key, parsed.clone());
+            parsed
+        }
+    };
     let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
         if matches!(node, Expr::Identifier(id) if id.value == "sb_x") {
             *node = x.clone();
@@ -157,11 +177,7 @@ pub fn function_within_group(name: &str, args: Vec<Expr>, order: Expr) -> Expr {
 
 /// `CASE WHEN condition THEN result END`.
 pub fn case_when(condition: Expr, result: Expr) -> Expr {
-    let template = Parser::new(&GenericDialect {})
-        .try_with_sql("CASE WHEN a THEN 1 END")
-        .and_then(|mut p| p.parse_expr())
-        .expect("template parses");
-    let Expr::Case { case_token, end_token, .. } = template else { unreachable!("template is a CASE") };
+    let Expr::Case { case_token, end_token, .. } = templates().case.clone() else { unreachable!("template is a CASE") };
     Expr::Case {
         case_token,
         end_token,
@@ -295,6 +311,22 @@ pub enum Limit {
     FetchFirst(u64),
 }
 
+impl From<TableFactor> for SelectParts {
+    /// `SELECT … FROM from`, with nothing else yet.
+    fn from(from: TableFactor) -> Self {
+        SelectParts {
+            distinct: false,
+            projection: Vec::new(),
+            from,
+            joins: Vec::new(),
+            selection: None,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+        }
+    }
+}
+
 pub fn query(parts: SelectParts) -> Query {
     let mut q = templates().query.clone();
     let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
@@ -306,26 +338,33 @@ pub fn query(parts: SelectParts) -> Query {
     select.group_by = GroupByExpr::Expressions(parts.group_by, Vec::new());
     q.order_by = (!parts.order_by.is_empty())
         .then_some(OrderBy { kind: OrderByKind::Expressions(parts.order_by), interpolate: None });
-    match parts.limit {
-        None => {}
-        Some(Limit::Limit(n)) => {
+    if let Some(limit) = parts.limit {
+        set_limit(&mut q, limit);
+    }
+    q
+}
+
+/// Sets (or replaces) the row limit of a query in its dialect's spelling.
+pub fn set_limit(q: &mut Query, limit: Limit) {
+    match limit {
+        Limit::Limit(n) => {
             q.limit_clause = Some(sqlparser::ast::LimitClause::LimitOffset {
                 limit: Some(number(&n.to_string())),
                 offset: None,
                 limit_by: Vec::new(),
             })
         }
-        Some(Limit::Top(n)) => {
-            let SetExpr::Select(select) = q.body.as_mut() else { unreachable!("template is a select") };
-            select.top = Some(sqlparser::ast::Top {
-                with_ties: false,
-                percent: false,
-                quantity: Some(sqlparser::ast::TopQuantity::Expr(number(&n.to_string()))),
-            });
+        Limit::Top(n) => {
+            if let SetExpr::Select(select) = q.body.as_mut() {
+                select.top = Some(sqlparser::ast::Top {
+                    with_ties: false,
+                    percent: false,
+                    quantity: Some(sqlparser::ast::TopQuantity::Expr(number(&n.to_string()))),
+                });
+            }
         }
-        Some(Limit::FetchFirst(n)) => {
+        Limit::FetchFirst(n) => {
             q.fetch = Some(sqlparser::ast::Fetch { with_ties: false, percent: false, quantity: Some(number(&n.to_string())) })
         }
     }
-    q
 }

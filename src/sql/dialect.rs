@@ -127,9 +127,11 @@ pub enum RecursiveCte {
     Unsupported,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Dialect {
     pub name: &'static str,
+    /// The sqlparser dialect that must parse what this profile emits.
+    pub parser: &'static (dyn sqlparser::dialect::Dialect + Sync),
     /// Other names accepted for it.
     pub aliases: &'static [&'static str],
     /// `"`, `` ` `` or `[`.
@@ -158,8 +160,18 @@ pub struct Dialect {
     pub avg_as_double: bool,
 }
 
+/// Profiles are equal when they are the same profile.
+impl PartialEq for Dialect {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Dialect {}
+
 const DUCKDB: Dialect = Dialect {
     name: "duckdb",
+    parser: &sqlparser::dialect::DuckDbDialect {},
     aliases: &[],
     quote: '"',
     placeholders: Placeholders::DollarNumbered,
@@ -181,6 +193,7 @@ const DUCKDB: Dialect = Dialect {
 
 const POSTGRES: Dialect = Dialect {
     name: "postgres",
+    parser: &sqlparser::dialect::PostgreSqlDialect {},
     aliases: &["postgresql", "pg"],
     percentile: Percentile::WithinGroup,
     median: Median::AsPercentile,
@@ -194,11 +207,19 @@ const POSTGRES: Dialect = Dialect {
 /// the neighbouring values (verified against DuckDB on the demo by
 /// `engines_datafusion::datafusion_median_is_exact_and_its_percentile_is_not`),
 /// so percentiles are refused rather than approximated.
-const DATAFUSION: Dialect = Dialect { name: "datafusion", aliases: &[], percentile: Percentile::Unsupported, avg_as_double: true, ..DUCKDB };
+const DATAFUSION: Dialect = Dialect {
+    name: "datafusion",
+    parser: &sqlparser::dialect::GenericDialect {},
+    aliases: &[],
+    percentile: Percentile::Unsupported,
+    avg_as_double: true,
+    ..DUCKDB
+};
 
 /// <https://docs.snowflake.com/en/sql-reference/functions/date_trunc>; DATE_TRUNC keeps DATEs.
 const SNOWFLAKE: Dialect = Dialect {
     name: "snowflake",
+    parser: &sqlparser::dialect::SnowflakeDialect {},
     aliases: &[],
     placeholders: Placeholders::QuestionMark,
     buckets_widen_dates: false,
@@ -209,6 +230,7 @@ const SNOWFLAKE: Dialect = Dialect {
 /// <https://cloud.google.com/bigquery/docs/reference/standard-sql/timestamp_functions#timestamp_trunc>
 const BIGQUERY: Dialect = Dialect {
     name: "bigquery",
+    parser: &sqlparser::dialect::BigQueryDialect {},
     aliases: &[],
     quote: '`',
     placeholders: Placeholders::QuestionMark,
@@ -226,6 +248,7 @@ const BIGQUERY: Dialect = Dialect {
 /// <https://trino.io/docs/current/functions/datetime.html#date_trunc>; no exact percentile aggregate.
 const TRINO: Dialect = Dialect {
     name: "trino",
+    parser: &sqlparser::dialect::GenericDialect {},
     aliases: &["presto"],
     placeholders: Placeholders::QuestionMark,
     buckets_widen_dates: false,
@@ -239,6 +262,7 @@ const TRINO: Dialect = Dialect {
 /// Spark SQL: <https://docs.databricks.com/en/sql/language-manual/functions/date_trunc.html>
 const DATABRICKS: Dialect = Dialect {
     name: "databricks",
+    parser: &sqlparser::dialect::DatabricksDialect {},
     aliases: &["spark"],
     quote: '`',
     placeholders: Placeholders::QuestionMark,
@@ -251,6 +275,7 @@ const DATABRICKS: Dialect = Dialect {
 /// MySQL 8 / MariaDB 10.6: no date_trunc, no NULLS LAST, no FULL JOIN.
 const MYSQL: Dialect = Dialect {
     name: "mysql",
+    parser: &sqlparser::dialect::MySqlDialect {},
     aliases: &["mariadb"],
     quote: '`',
     placeholders: Placeholders::QuestionMark,
@@ -268,6 +293,7 @@ const MYSQL: Dialect = Dialect {
 /// SQL Server 2022 (DATETRUNC, IS NOT DISTINCT FROM); PERCENTILE_CONT is window-only there.
 const MSSQL: Dialect = Dialect {
     name: "mssql",
+    parser: &sqlparser::dialect::MsSqlDialect {},
     aliases: &["sqlserver", "tsql"],
     quote: '[',
     placeholders: Placeholders::AtNumbered,
@@ -288,6 +314,7 @@ const MSSQL: Dialect = Dialect {
 /// SQLite 3.39+: dates are text; datetime() modifiers bucket them.
 const SQLITE: Dialect = Dialect {
     name: "sqlite",
+    parser: &sqlparser::dialect::SQLiteDialect {},
     aliases: &[],
     placeholders: Placeholders::QuestionMark,
     buckets: Buckets::Sqlite,
@@ -303,6 +330,7 @@ const SQLITE: Dialect = Dialect {
 /// The SQL standard, as Calcite reads it.
 const ANSI: Dialect = Dialect {
     name: "ansi",
+    parser: &sqlparser::dialect::AnsiDialect {},
     aliases: &["calcite"],
     placeholders: Placeholders::QuestionMark,
     buckets: Buckets::FloorTo,
@@ -325,6 +353,18 @@ impl Dialect {
 
     pub fn duckdb() -> &'static Dialect {
         &DUCKDB
+    }
+
+    pub fn postgres() -> &'static Dialect {
+        &POSTGRES
+    }
+
+    pub fn mysql() -> &'static Dialect {
+        &MYSQL
+    }
+
+    pub fn datafusion() -> &'static Dialect {
+        &DATAFUSION
     }
 
     /// The profile for a name or alias, case-insensitively; the error lists
@@ -410,20 +450,8 @@ impl Dialect {
     }
 
     /// The sqlparser dialect that must parse what this profile emits.
-    pub fn parser_dialect(&self) -> Box<dyn sqlparser::dialect::Dialect> {
-        use sqlparser::dialect as d;
-        match self.name {
-            "duckdb" => Box::new(d::DuckDbDialect {}),
-            "postgres" => Box::new(d::PostgreSqlDialect {}),
-            "snowflake" => Box::new(d::SnowflakeDialect {}),
-            "bigquery" => Box::new(d::BigQueryDialect {}),
-            "databricks" => Box::new(d::DatabricksDialect {}),
-            "mysql" => Box::new(d::MySqlDialect {}),
-            "mssql" => Box::new(d::MsSqlDialect {}),
-            "sqlite" => Box::new(d::SQLiteDialect {}),
-            "ansi" => Box::new(d::AnsiDialect {}),
-            _ => Box::new(d::GenericDialect {}),
-        }
+    pub fn parser_dialect(&self) -> &'static (dyn sqlparser::dialect::Dialect + Sync) {
+        self.parser
     }
 }
 
@@ -438,15 +466,15 @@ mod tests {
         for d in PROFILES {
             for g in Grain::ALL {
                 for class in [TypeClass::Date, TypeClass::Timestamp] {
-                    let e = crate::sql::build::from_template(&d.bucket_template(g, class), d.parser_dialect().as_ref(), &x);
+                    let e = crate::sql::build::from_template(&d.bucket_template(g, class), d, &x);
                     assert!(!e.to_string().contains("sb_x"), "{} {g:?}: {e}", d.name);
                 }
             }
-            crate::sql::build::from_template(d.date_of, d.parser_dialect().as_ref(), &x);
+            crate::sql::build::from_template(d.date_of, d, &x);
             for unit in [Grain::Hour, Grain::Day, Grain::Month] {
                 for n in [-3, 1] {
                     let t = d.add_template(n, unit, TypeClass::Timestamp);
-                    let e = crate::sql::build::from_template(&t, d.parser_dialect().as_ref(), &x);
+                    let e = crate::sql::build::from_template(&t, d, &x);
                     assert!(!e.to_string().contains("sb_x"), "{} {t}: {e}", d.name);
                 }
             }

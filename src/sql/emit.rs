@@ -1,6 +1,8 @@
-//! Lowering plans to one SELECT, asking the dialect profile at each choice.
+//! Lowering a `RequestPlan` to one SELECT, asking the dialect profile at
+//! each choice. Nothing is decided here: the plan says which components
+//! give the keys, how each is read and what a missing value is.
 //!
-//! Direct aggregation:
+//! Direct aggregation (`Combine::Single`, no to-many join):
 //! ```text
 //! SELECT [bucket AS "e.col__grain",] group cols AS "e.col", agg(measure) AS "metric"
 //! FROM anchor LEFT JOIN … ON …
@@ -14,19 +16,20 @@
 //! FROM (SELECT DISTINCT anchor.id AS "sb_id0", key AS "sb_k0", measure AS "sb_m" FROM … WHERE …) AS "sb_rows"
 //! GROUP BY "sb_rows"."sb_k0" ORDER BY … LIMIT n
 //! ```
-//! Several metrics: one CTE per simple metric (`sb_m<i>`: keys `sb_k<j>`,
-//! value `sb_v`); the union of their keys LEFT JOINs each NULL-safely, and
-//! the output metrics are expressions over the `sb_v`s. (No FULL JOIN: MySQL
-//! has none, and the key union reads the same everywhere.)
+//! `Combine::Joined`: one CTE per component (`sb_m<i>`: keys `sb_k<j>`,
+//! value `sb_v`); the union of the key sources' keys LEFT JOINs each read
+//! component NULL-safely, and the output metrics are expressions over the
+//! `sb_v`s. (No FULL JOIN: MySQL has none, and the key union reads the same
+//! everywhere.)
 
-use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, SelectItem, UnaryOperator};
+use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, Query, SelectItem, UnaryOperator};
 
 use super::build::{self, Cte, Limit, SelectParts};
 use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
-use crate::ir::{OutputExpr, OutputMetric, OutputRef, Transform, Value};
+use crate::ir::{OutputExpr, OutputRef, Transform, Value};
 use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, TypeClass, WindowChoice};
-use crate::plan::{ConversionCheck, JoinStep, PlannedFilter, QueryPlan, SemiJoin, TimeBucket};
+use crate::plan::{Align, Combine, ComponentPlan, ConversionCheck, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -43,154 +46,143 @@ impl std::fmt::Display for Unsupported {
     }
 }
 
-/// Renders one simple metric's `plan` for `dialect`.
-pub fn emit(plan: &QueryPlan, dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
-    let output = OutputMetric { name: plan.metric.clone(), expr: OutputExpr::Component(0) };
-    emit_all(std::slice::from_ref(plan), &[output], dialect)
+/// A plan lowered to its AST and parameters once; the text is rendered per
+/// limit (the engine runs one row more than the answer shows, to learn
+/// whether the limit cut rows off).
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    query: Query,
+    params: Vec<Value>,
+    dialect: &'static Dialect,
+    limit: u32,
 }
 
-/// Renders the plans of one request: one simple metric as a single query;
-/// anything else (several metrics, ratios, derived) as CTEs over its
-/// components.
-pub fn emit_all(plans: &[QueryPlan], outputs: &[OutputMetric], dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
-    let mut e = Emitter {
-        dialect,
-        parser: dialect.parser_dialect(),
-        params: Vec::new(),
-        outputs: outputs.iter().map(|o| o.name.clone()).collect(),
-        // A count with no row in a group is 0 (a converted count keeps only
-        // converting rows: a group the base has and it lacks converted none).
-        zero_if_missing: plans.iter().map(|p| p.zero_fill).collect(),
+impl Lowered {
+    /// The SQL text with the plan's own limit.
+    pub fn compiled(&self) -> CompiledSql {
+        self.with_limit(self.limit)
+    }
+
+    /// The SQL text with another limit; nothing else differs.
+    pub fn with_limit(&self, limit: u32) -> CompiledSql {
+        let sql = if limit == self.limit {
+            format!("{:#}", self.query)
+        } else {
+            let mut q = self.query.clone();
+            build::set_limit(&mut q, limit_of(self.dialect, limit));
+            format!("{q:#}")
+        };
+        CompiledSql { sql, params: self.params.clone(), dialect: self.dialect.name }
+    }
+}
+
+/// Lowers and renders `plan` for `dialect`.
+pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
+    lower(plan, dialect).map(|l| l.compiled())
+}
+
+/// Lowers `plan` for `dialect` to an AST with its bound parameters.
+pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, Unsupported> {
+    let mut e = Emitter { dialect, params: Vec::new(), plan };
+    let query = match &plan.combine {
+        Combine::Single => match plan.components.first() {
+            Some(c) => select(&mut e, c, Naming::Output)?,
+            None => return Err(Unsupported { dialect: dialect.name, feature: "request without a metric".into() }),
+        },
+        Combine::Joined { key_sources, keys_end, reads } => combined(&mut e, key_sources, *keys_end, reads)?,
     };
-    let query = match (plans, outputs) {
-        ([plan], [OutputMetric { expr: OutputExpr::Component(0), name }]) if !matches!(plan.transform, Transform::Cumulative(_)) => {
-            select(&mut e, plan, Naming::Output(name))?
-        }
-        _ => combined(&mut e, plans, outputs)?,
-    };
-    Ok(CompiledSql { sql: format!("{query:#}"), params: e.params, dialect: dialect.name })
+    Ok(Lowered { query, params: e.params, dialect, limit: plan.limit })
+}
+
+fn limit_of(dialect: &Dialect, n: u32) -> Limit {
+    match dialect.limit {
+        LimitStyle::Limit => Limit::Limit(u64::from(n)),
+        LimitStyle::Top => Limit::Top(u64::from(n)),
+        LimitStyle::FetchFirst => Limit::FetchFirst(u64::from(n)),
+    }
 }
 
 /// How a SELECT names its columns.
 #[derive(Clone, Copy, PartialEq)]
-enum Naming<'a> {
-    /// The output names (the metric's is given), with ORDER BY and LIMIT: a whole answer.
-    Output(&'a str),
-    /// `sb_k<i>` and `sb_v`, unordered: one metric of several.
+enum Naming {
+    /// The output names, with ORDER BY and LIMIT: a whole answer.
+    Output,
+    /// `sb_k<i>` and `sb_v`, unordered: one component of several.
     Internal,
 }
 
-fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> Result<sqlparser::ast::Query, Unsupported> {
+fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, reads: &[Read]) -> Result<Query, Unsupported> {
     let q = e.dialect.quote;
-    let first = &plans[0];
+    let plan = e.plan;
     let mut ctes: Vec<Cte> = Vec::new();
     let mut recursive = false;
-    for (i, p) in plans.iter().enumerate() {
-        match &p.transform {
+    for (i, c) in plan.components.iter().enumerate() {
+        match &c.transform {
             Transform::Cumulative(window) => {
                 recursive = true;
-                ctes.extend(cumulative(e, p, *window, i)?);
+                ctes.extend(cumulative(e, c, *window, i)?);
             }
-            _ => ctes.push(Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: select(e, p, Naming::Internal)? }),
+            _ => ctes.push(Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: select(e, c, Naming::Internal)? }),
         }
     }
-    let names = first.output_names();
-    let n_keys = names.len() - 1;
+    let n_keys = plan.key_count();
     let key_cols: Vec<String> = (0..n_keys).map(|k| format!("sb_k{k}")).collect();
-    // Moved components (offsets) fill in values for the buckets of the
-    // others; they give the keys only when nothing else does.
-    let anchoring: Vec<usize> = (0..plans.len()).filter(|&m| plans[m].transform.anchors_keys()).collect();
-    let key_sources: Vec<usize> = if anchoring.is_empty() {
-        (0..plans.len()).filter(|&m| matches!(plans[m].transform, Transform::Offset(_))).collect()
-    } else {
-        anchoring
-    };
-    // Moved keys stop at the end of the data: a bucket is kept when the
-    // unmoved rows have one at or after it (the NULL bucket stays).
-    let data_end = (0..plans.len()).find(|&m| plans[m].transform == Transform::DataEnd);
     let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
-        // Ungrouped: every CTE is one row.
-        let joins = (1..plans.len()).map(|m| build::cross_join(build::table_ref(q, &format!("sb_m{m}")))).collect();
-        (build::table_ref(q, "sb_m0"), joins, Vec::new())
+        // Ungrouped: every component is one row.
+        let mut read = reads.iter().map(|r| format!("sb_m{}", r.component));
+        let first = read.next().unwrap_or_else(|| "sb_m0".to_string());
+        let joins = read.map(|name| build::cross_join(build::table_ref(q, &name))).collect();
+        (build::table_ref(q, &first), joins, Vec::new())
     } else {
         let key_select = |m: usize| {
             build::query(SelectParts {
-                distinct: false,
                 projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &format!("sb_m{m}"), k))).collect(),
-                from: build::table_ref(q, &format!("sb_m{m}")),
-                joins: Vec::new(),
-                selection: None,
-                group_by: Vec::new(),
-                order_by: Vec::new(),
-                limit: None,
+                ..SelectParts::from(build::table_ref(q, &format!("sb_m{m}")))
             })
         };
-        let keys = key_sources[1..].iter().fold(key_select(key_sources[0]), |acc, &m| build::union(acc, key_select(m)));
-        let keys = match data_end {
-            None => keys,
-            Some(end) => {
-                let time = build::column(q, "sb_moved", "sb_k0");
-                let end_table = format!("sb_m{end}");
-                let not_past = build::exists(build::query(SelectParts {
-                    distinct: false,
-                    projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
-                    from: build::table_ref(q, &end_table),
-                    joins: Vec::new(),
-                    selection: Some(build::binary(build::column(q, &end_table, "sb_k0"), BinaryOperator::GtEq, time.clone())),
-                    group_by: Vec::new(),
-                    order_by: Vec::new(),
-                    limit: None,
-                }));
-                build::query(SelectParts {
-                    distinct: false,
-                    projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, "sb_moved", k))).collect(),
-                    from: build::derived(keys, q, "sb_moved"),
-                    joins: Vec::new(),
-                    selection: Some(build::binary(Expr::IsNull(Box::new(time)), BinaryOperator::Or, not_past)),
-                    group_by: Vec::new(),
-                    order_by: Vec::new(),
-                    limit: None,
-                })
-            }
+        let mut sources = key_sources.iter().map(|&m| key_select(m));
+        let Some(first) = sources.next() else {
+            return Err(Unsupported { dialect: e.dialect.name, feature: "answer without keys".into() });
         };
-        // A component no output reads (the keys-only plan of moved inputs)
-        // gives keys and nothing else.
-        let read: Vec<usize> = outputs.iter().flat_map(|o| o.expr.components()).collect();
-        let joins = (0..plans.len())
-            .filter(|m| read.contains(m))
-            .map(|m| {
-                let component = format!("sb_m{m}");
+        let keys = sources.fold(first, build::union);
+        let keys = match keys_end {
+            None => keys,
+            Some(end) => keys_up_to_end(q, &key_cols, keys, end),
+        };
+        let joins = reads
+            .iter()
+            .map(|r| {
+                let component = format!("sb_m{}", r.component);
+                let class = plan.components.get(r.component).and_then(|c| c.time.as_ref()).map_or(TypeClass::Unknown, |t| t.class);
                 let on = key_cols
                     .iter()
                     .enumerate()
-                    .map(|(k, col)| match (&plans[m].transform, &plans[m].time) {
+                    .map(|(k, col)| match r.align {
                         // The value of the period's first bucket: match the key truncated to the period.
-                        (Transform::ToGrain(period), Some(t)) if k == 0 => build::binary(
+                        Align::PeriodStart(period) if k == 0 => build::binary(
                             build::column(q, &component, col),
                             BinaryOperator::Eq,
-                            e.bucket_expr(build::column(q, "sb_keys", col), *period, t.class),
+                            e.bucket_expr(build::column(q, "sb_keys", col), period, class),
                         ),
                         _ => e.null_safe_eq(build::column(q, "sb_keys", col), build::column(q, &component, col)),
                     })
                     .collect();
-                build::left_join(build::table_ref(q, &component), build::and_all(on).expect("keys"))
+                build::left_join(build::table_ref(q, &component), build::and_all(on).unwrap_or_else(|| build::number("1")))
             })
             .collect();
         let exprs = key_cols.iter().map(|k| build::column(q, "sb_keys", k)).collect();
         (build::derived(keys, q, "sb_keys"), joins, exprs)
     };
+    let names = plan.output_names();
     let mut columns: Vec<(Expr, String)> = key_exprs.into_iter().zip(names.iter().cloned()).collect();
-    columns.extend(outputs.iter().map(|o| (e.output(&o.expr), o.name.clone())));
-    let order_by = e.order_by(first, &columns);
+    columns.extend(plan.outputs.iter().map(|o| (e.output(&o.expr, reads), o.name.clone())));
+    let order_by = e.order_by(&columns);
     let outer = build::query(SelectParts {
-        distinct: false,
         projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
-        from,
         joins,
-        selection: None,
-        group_by: Vec::new(),
         order_by,
-        limit: Some(e.limit(first.limit)),
+        limit: Some(limit_of(e.dialect, plan.limit)),
+        ..SelectParts::from(from)
     });
     if recursive {
         match e.dialect.recursive_cte {
@@ -204,59 +196,59 @@ fn combined(e: &mut Emitter, plans: &[QueryPlan], outputs: &[OutputMetric]) -> R
     Ok(build::with_recursive_ctes(ctes, recursive, q, outer))
 }
 
-/// A cumulative metric as three CTEs: its rows (`sb_r<i>`: group keys
+/// The moved keys that do not lie past the end of the data: a bucket is
+/// kept when the unmoved rows (`sb_m<end>`) have one at or after it; the
+/// NULL bucket stays.
+fn keys_up_to_end(q: char, key_cols: &[String], keys: Query, end: usize) -> Query {
+    let time = build::column(q, "sb_moved", "sb_k0");
+    let end_table = format!("sb_m{end}");
+    let not_past = build::exists(build::query(SelectParts {
+        projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+        selection: Some(build::binary(build::column(q, &end_table, "sb_k0"), BinaryOperator::GtEq, time.clone())),
+        ..SelectParts::from(build::table_ref(q, &end_table))
+    }));
+    build::query(SelectParts {
+        projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, "sb_moved", k))).collect(),
+        selection: Some(build::binary(Expr::IsNull(Box::new(time)), BinaryOperator::Or, not_past)),
+        ..SelectParts::from(build::derived(keys, q, "sb_moved"))
+    })
+}
+
+/// A cumulative component as three CTEs: its rows (`sb_r<i>`: group keys
 /// `sb_g<j>`, value `sb_m`, time `sb_t`), a recursive time spine of every
 /// bucket from the first row's to the last's (`sb_s<i>`: `sb_b`), and the
 /// aggregate of the rows inside each bucket's window (`sb_m<i>`).
-fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte>, Unsupported> {
+fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte>, Unsupported> {
     let q = e.dialect.quote;
-    let t = plan.time.as_ref().expect("a cumulative request has a grain (checked when resolving)");
+    let Some(t) = c.time.as_ref() else {
+        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric without a time grain".into() });
+    };
     let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
-    let anchor = plan.anchor.alias.clone();
-    let operand = e.measure_operand(plan, &anchor);
-    let (from, joins, selection) = e.row_source(plan);
-    let mut projection = e.identity_items(plan);
-    projection.extend(plan.group_by.iter().enumerate().map(|(j, g)| {
+    let anchor = c.anchor.alias.clone();
+    let operand = e.measure_operand(c, &anchor);
+    let (from, joins, selection) = e.row_source(c);
+    let mut projection = e.identity_items(c);
+    projection.extend(e.plan.group_by.iter().enumerate().map(|(j, g)| {
         build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
     }));
     projection.push(build::aliased(operand, q, "sb_m"));
     projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
-    let rows = build::query(SelectParts {
-        distinct: plan.aggregation.identity().is_some(),
-        projection,
-        from,
-        joins,
-        selection,
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        limit: None,
-    });
+    let rows = build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) });
 
     let row_time = build::column(q, &r, "sb_t");
     let one_bucket = Interval { count: 1, unit: t.grain };
     let first = build::query(SelectParts {
-        distinct: false,
         projection: vec![
             build::aliased(e.bucket_expr(build::function("min", vec![row_time.clone()], false), t.grain, t.class), q, "sb_b"),
             build::aliased(build::function("max", vec![row_time.clone()], false), q, "sb_end"),
         ],
-        from: build::table_ref(q, &r),
-        joins: Vec::new(),
-        selection: None,
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        limit: None,
+        ..SelectParts::from(build::table_ref(q, &r))
     });
     let next = e.as_bucket_type(e.add_interval(build::column(q, &s, "sb_b"), one_bucket, 1, t.class), t.class);
     let step = build::query(SelectParts {
-        distinct: false,
         projection: vec![build::aliased(next.clone(), q, "sb_b"), build::aliased(build::column(q, &s, "sb_end"), q, "sb_end")],
-        from: build::table_ref(q, &s),
-        joins: Vec::new(),
         selection: Some(build::binary(next, BinaryOperator::LtEq, build::column(q, &s, "sb_end"))),
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        limit: None,
+        ..SelectParts::from(build::table_ref(q, &s))
     });
     let spine = build::union_all(first, step);
 
@@ -274,21 +266,18 @@ fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: us
     }
     let mut columns = vec![build::aliased(bucket.clone(), q, "sb_k0")];
     let mut group_by = vec![bucket];
-    for j in 0..plan.group_by.len() {
+    for j in 0..e.plan.group_by.len() {
         let g = build::column(q, &r, &format!("sb_g{j}"));
         columns.push(build::aliased(g.clone(), q, &format!("sb_k{}", j + 1)));
         group_by.push(g);
     }
-    columns.push(build::aliased(e.aggregate(plan, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    columns.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    let window_join = build::and_all(window_conditions).unwrap_or_else(|| build::number("1"));
     let aggregate = build::query(SelectParts {
-        distinct: false,
         projection: columns,
-        from: build::table_ref(q, &s),
-        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(window_conditions).expect("an end"))],
-        selection: None,
+        joins: vec![build::inner_join(build::table_ref(q, &r), window_join)],
         group_by,
-        order_by: Vec::new(),
-        limit: None,
+        ..SelectParts::from(build::table_ref(q, &s))
     });
     Ok(vec![
         Cte { name: r, columns: Vec::new(), query: rows },
@@ -297,21 +286,22 @@ fn cumulative(e: &mut Emitter, plan: &QueryPlan, window: CumulativeWindow, i: us
     ])
 }
 
-/// One metric's SELECT.
-fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming<'_>) -> Result<sqlparser::ast::Query, Unsupported> {
+/// One component's SELECT.
+fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, Unsupported> {
     let q = e.dialect.quote;
-    let anchor = &plan.anchor.alias;
+    let plan = e.plan;
+    let anchor = &c.anchor.alias;
 
     // Output keys in output order: time bucket, then group-bys.
     let mut keys: Vec<(Expr, String)> = Vec::new();
-    if let Some(t) = &plan.time {
-        keys.push((e.time_bucket(t), t.output_name.clone()));
+    if let (Some(t), Some(out)) = (&c.time, &plan.time) {
+        keys.push((e.time_bucket(t), out.name.clone()));
     }
     for g in &plan.group_by {
         keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
     }
     let metric_name = match naming {
-        Naming::Output(name) => name.to_string(),
+        Naming::Output => plan.outputs.first().map_or_else(|| c.metric.clone(), |o| o.name.clone()),
         Naming::Internal => {
             for (i, k) in keys.iter_mut().enumerate() {
                 k.1 = format!("sb_k{i}");
@@ -319,81 +309,60 @@ fn select(e: &mut Emitter, plan: &QueryPlan, naming: Naming<'_>) -> Result<sqlpa
             "sb_v".to_string()
         }
     };
-    let operand = e.measure_operand(plan, anchor);
-    let (from, joins, selection) = e.row_source(plan);
-    let deduplicated = plan.aggregation.identity().is_some();
+    let operand = e.measure_operand(c, anchor);
+    let (from, joins, selection) = e.row_source(c);
+    let deduplicated = c.aggregation.identity().is_some();
 
-    let (outer_keys, aggregate, from, joins, selection) = if !deduplicated && plan.non_additive.is_none() {
-        let aggregate = e.aggregate(plan, operand)?;
+    let (outer_keys, aggregate, from, joins, selection) = if !deduplicated && c.non_additive.is_none() {
+        let aggregate = e.aggregate(c, operand)?;
         (keys.clone(), aggregate, from, joins, selection)
     } else {
         // Rows first (one per anchor identity and keys when a to-many join
         // repeats them; each with its window's last time when non-additive),
         // aggregated after.
-        let mut inner = e.identity_items(plan);
+        let mut inner = e.identity_items(c);
         inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
         inner.push(build::aliased(operand, q, "sb_m"));
         let mut kept = None;
-        if let Some(na) = &plan.non_additive {
+        if let Some(na) = &c.non_additive {
             let time = build::column(q, anchor, &na.column);
-            let mut partition: Vec<Expr> = plan.time.iter().map(|_| keys[0].0.clone()).collect();
+            let mut partition: Vec<Expr> = c.time.iter().filter_map(|_| keys.first().map(|k| k.0.clone())).collect();
             partition.extend(na.per.iter().map(|p| build::column(q, anchor, p)));
             let pick = if na.window == WindowChoice::Last { "max" } else { "min" };
             inner.push(build::aliased(time.clone(), q, "sb_t"));
             inner.push(build::aliased(build::window_function(pick, time, partition), q, "sb_w"));
             kept = Some(build::binary(build::column(q, ROWS, "sb_t"), BinaryOperator::Eq, build::column(q, ROWS, "sb_w")));
         }
-        let rows = build::query(SelectParts {
-            distinct: deduplicated,
-            projection: inner,
-            from,
-            joins,
-            selection,
-            group_by: Vec::new(),
-            order_by: Vec::new(),
-            limit: None,
-        });
+        let rows = build::query(SelectParts { distinct: deduplicated, projection: inner, joins, selection, ..SelectParts::from(from) });
         let outer_keys: Vec<(Expr, String)> =
             keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
-        let aggregate = e.aggregate(plan, build::column(q, ROWS, "sb_m"))?;
+        let aggregate = e.aggregate(c, build::column(q, ROWS, "sb_m"))?;
         (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), kept)
     };
     let mut columns = outer_keys.clone();
     columns.push((aggregate, metric_name));
     let (order_by, limit) = match naming {
-        Naming::Output(_) => (e.order_by(plan, &columns), Some(e.limit(plan.limit))),
+        Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
         Naming::Internal => (Vec::new(), None),
     };
     Ok(build::query(SelectParts {
-        distinct: false,
         projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
-        from,
         joins,
         selection,
         group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
         order_by,
         limit,
+        ..SelectParts::from(from)
     }))
 }
 
-struct Emitter {
+struct Emitter<'p> {
     dialect: &'static Dialect,
-    parser: Box<dyn sqlparser::dialect::Dialect>,
     params: Vec<Value>,
-    /// Output metric names, for ORDER BY.
-    outputs: Vec<String>,
-    /// Per component: a missing value means 0, not NULL.
-    zero_if_missing: Vec<bool>,
+    plan: &'p RequestPlan,
 }
 
-impl Emitter {
-    fn limit(&self, n: u32) -> Limit {
-        match self.dialect.limit {
-            LimitStyle::Limit => Limit::Limit(u64::from(n)),
-            LimitStyle::Top => Limit::Top(u64::from(n)),
-            LimitStyle::FetchFirst => Limit::FetchFirst(u64::from(n)),
-        }
-    }
+impl Emitter<'_> {
 
     fn null_safe_eq(&self, a: Expr, b: Expr) -> Expr {
         match self.dialect.null_safe_eq {
@@ -405,20 +374,24 @@ impl Emitter {
     }
 
     /// An output metric's value in the combined query: components are
-    /// `"sb_m<i>"."sb_v"`; division is floating-point and NULL on a zero divisor.
-    fn output(&self, e: &OutputExpr) -> Expr {
+    /// `"sb_m<i>"."sb_v"`, 0 where the plan says a missing value is 0;
+    /// division is floating-point and NULL on a zero divisor.
+    fn output(&self, e: &OutputExpr, reads: &[Read]) -> Expr {
         let q = self.dialect.quote;
         match e {
-            OutputExpr::Component(i) if self.zero_if_missing[*i] => {
-                build::function("coalesce", vec![build::column(q, &format!("sb_m{i}"), "sb_v"), build::number("0")], false)
+            OutputExpr::Component(i) => {
+                let value = build::column(q, &format!("sb_m{i}"), "sb_v");
+                match reads.iter().find(|r| r.component == *i).map(|r| r.missing) {
+                    Some(Missing::Zero) => build::function("coalesce", vec![value, build::number("0")], false),
+                    _ => value,
+                }
             }
-            OutputExpr::Component(i) => build::column(q, &format!("sb_m{i}"), "sb_v"),
             OutputExpr::Number(n) => build::number(n),
-            OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner)) },
+            OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner, reads)) },
             OutputExpr::Binary(ArithOp::Div, l, r) => build::nested(build::binary(
-                build::cast(self.output(l), build::named_type(self.dialect.double_type)),
+                build::cast(self.output(l, reads), build::named_type(self.dialect.double_type)),
                 BinaryOperator::Divide,
-                build::null_if_zero(self.output(r)),
+                build::null_if_zero(self.output(r, reads)),
             )),
             OutputExpr::Binary(op, l, r) => {
                 let op = match op {
@@ -426,7 +399,7 @@ impl Emitter {
                     ArithOp::Sub => BinaryOperator::Minus,
                     _ => BinaryOperator::Multiply,
                 };
-                build::nested(build::binary(self.output(l), op, self.output(r)))
+                build::nested(build::binary(self.output(l, reads), op, self.output(r, reads)))
             }
         }
     }
@@ -468,7 +441,7 @@ impl Emitter {
 
     /// The bucket of `x` at `grain`, typed like the dimension (a DATE stays a DATE).
     fn bucket_expr(&self, x: Expr, grain: Grain, class: TypeClass) -> Expr {
-        let bucket = build::from_template(&self.dialect.bucket_template(grain, class), self.parser.as_ref(), &x);
+        let bucket = build::from_template(&self.dialect.bucket_template(grain, class), self.dialect, &x);
         self.as_bucket_type(bucket, class)
     }
 
@@ -476,7 +449,7 @@ impl Emitter {
     /// engines; a bucket of a DATE column is cast back.
     fn as_bucket_type(&self, x: Expr, class: TypeClass) -> Expr {
         if class == TypeClass::Date && self.dialect.buckets_widen_dates {
-            build::from_template(self.dialect.date_of, self.parser.as_ref(), &x)
+            build::from_template(self.dialect.date_of, self.dialect, &x)
         } else {
             x
         }
@@ -487,12 +460,12 @@ impl Emitter {
         let (n, unit) = interval.in_base_units();
         // The template's operator must not bind into an operation of `x`.
         let x = if matches!(x, Expr::BinaryOp { .. }) { build::nested(x) } else { x };
-        build::from_template(&self.dialect.add_template(sign * n, unit, class), self.parser.as_ref(), &x)
+        build::from_template(&self.dialect.add_template(sign * n, unit, class), self.dialect, &x)
     }
 
     /// `anchor.id AS "sb_id0", …` when the plan deduplicates on the anchor
     /// identity; nothing otherwise.
-    fn identity_items(&self, plan: &QueryPlan) -> Vec<SelectItem> {
+    fn identity_items(&self, plan: &ComponentPlan) -> Vec<SelectItem> {
         let q = self.dialect.quote;
         let identity = plan.aggregation.identity().unwrap_or_default();
         identity
@@ -503,7 +476,7 @@ impl Emitter {
     }
 
     /// The FROM, joins and WHERE every row of `plan` comes from.
-    fn row_source(&mut self, plan: &QueryPlan) -> (sqlparser::ast::TableFactor, Vec<Join>, Option<Expr>) {
+    fn row_source(&mut self, plan: &ComponentPlan) -> (sqlparser::ast::TableFactor, Vec<Join>, Option<Expr>) {
         let q = self.dialect.quote;
         let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, &plan.anchor.alias);
         let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(self.relation(j), self.on(j))).collect();
@@ -547,7 +520,7 @@ impl Emitter {
     }
 
     /// The value the measure aggregates, per anchor row.
-    fn measure_operand(&self, plan: &QueryPlan, anchor: &str) -> Expr {
+    fn measure_operand(&self, plan: &ComponentPlan, anchor: &str) -> Expr {
         match &plan.measure.operand {
             MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
@@ -558,7 +531,7 @@ impl Emitter {
         }
     }
 
-    fn aggregate(&self, plan: &QueryPlan, operand: Expr) -> Result<Expr, Unsupported> {
+    fn aggregate(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
         let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
         Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),
@@ -670,8 +643,9 @@ impl Emitter {
 
     /// ORDER BY the output columns (`columns`: expression and name, in output
     /// order), NULLs last in every engine.
-    fn order_by(&self, plan: &QueryPlan, columns: &[(Expr, String)]) -> Vec<OrderByExpr> {
+    fn order_by(&self, columns: &[(Expr, String)]) -> Vec<OrderByExpr> {
         let q = self.dialect.quote;
+        let plan = self.plan;
         let n_time = usize::from(plan.time.is_some());
         let n_keys = n_time + plan.group_by.len();
         let mut out = Vec::new();
@@ -679,7 +653,7 @@ impl Emitter {
             let index = match k.target {
                 OutputRef::Time => 0,
                 OutputRef::GroupBy(i) => n_time + i,
-                OutputRef::Metric(i) => n_keys + i.min(self.outputs.len().saturating_sub(1)),
+                OutputRef::Metric(i) => n_keys + i.min(plan.outputs.len().saturating_sub(1)),
             };
             let Some((expr, name)) = columns.get(index) else { continue };
             let alias = Expr::Identifier(build::ident(q, name));

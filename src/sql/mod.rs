@@ -1,4 +1,4 @@
-//! SQL generation: a `QueryPlan` lowered to a sqlparser AST and rendered for
+//! SQL generation: a `RequestPlan` lowered to a sqlparser AST and rendered for
 //! one dialect, with every value bound as a parameter.
 //!
 //! Owns the lowering (`emit`), the AST builders (`build`) and the dialect
@@ -13,7 +13,7 @@ mod dialect;
 mod emit;
 
 pub use dialect::{Buckets, Dialect, LimitStyle, Median, NullSafeEq, NullsLast, Percentile, Placeholders};
-pub use emit::{emit, emit_all, Unsupported};
+pub use emit::{emit, lower, Lowered, Unsupported};
 
 use crate::ir::Value;
 

@@ -6,7 +6,6 @@ use serde_json::{json, Value as Json};
 use super::args::{NameArgs, ResolveJoinArgs};
 use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
 use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel};
-use crate::plan::JoinGraph;
 use crate::project::Project;
 
 fn call(tool: &str, args: Json) -> Recovery {
@@ -149,7 +148,7 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
             })
         })
         .collect();
-    let graph = JoinGraph::new(model);
+    let graph = model.graph();
     let mut reachable: Vec<Json> = Vec::new();
     for other in model.entities.keys().filter(|n| **n != e.name) {
         let paths = graph.shortest_paths(&e.name, other);

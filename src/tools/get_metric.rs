@@ -10,7 +10,7 @@ use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
 use crate::model::{Aggregation, Literal, MeasureOperand};
-use crate::plan::{Degradation, QueryPlan};
+use crate::plan::{Degradation, RequestPlan};
 use crate::project::Project;
 use crate::sql::{self, CompiledSql, Dialect};
 
@@ -57,12 +57,12 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Ok(r) => r,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let (plans, outputs) = match crate::plan(&project.model, &request) {
-        Ok(p) => (p.plans, p.outputs),
+    let plan = match crate::plan(&project.model, &request) {
+        Ok(p) => p,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let compiled = match sql::emit_all(&plans, &outputs, dialect) {
-        Ok(c) => c,
+    let lowered = match sql::lower(&plan, dialect) {
+        Ok(l) => l,
         Err(unsupported) => {
             // The same request in DuckDB's dialect, which has every exact aggregate.
             let mut fixed = args.clone();
@@ -75,21 +75,17 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             ));
         }
     };
+    let compiled = lowered.compiled();
     let mut limit_cut = false;
     let mut validation: Option<Json> = None;
-    let mut notes: Vec<String> = Vec::new();
-    for n in plans.iter().flat_map(|p| p.notes.iter()) {
-        if !notes.contains(n) {
-            notes.push(n.clone());
-        }
-    }
+    let mut notes: Vec<String> = plan.notes().into_iter().map(super::notes::sentence).collect();
     let result = match execution {
         Execution::DryRun | Execution::Validate => {
             if project.catalog.is_none() {
                 notes.push("Compiled offline without a catalog snapshot: column types are the model's declared ones.".into());
             }
             if matches!(execution, Execution::Validate) {
-                match validate(project, &plans, &outputs, &compiled) {
+                match validate(project, &plan, &compiled) {
                     Ok(v) => validation = Some(v),
                     Err(e) => return Envelope::error(e),
                 }
@@ -99,11 +95,8 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Execution::Run { engine, limits } => {
             // The engine runs the query with one row more than asked, to learn
             // whether the limit cut groups off; that extra row is never returned.
-            let limit = plans[0].limit as usize;
-            let mut probe = plans.clone();
-            probe[0].limit += 1;
-            // Only the limit differs from `compiled`, which rendered: this renders too.
-            let probe_sql = sql::emit_all(&probe, &outputs, dialect).unwrap_or_else(|_| compiled.clone());
+            let limit = plan.limit as usize;
+            let probe_sql = lowered.with_limit(plan.limit.saturating_add(1));
             // The probe's extra row must not trip the row cap by itself.
             let probe_limits = Limits { max_rows: limits.max_rows.max(limit + 1), ..limits };
             match engine.execute(&probe_sql, probe_limits) {
@@ -126,7 +119,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     if limit_cut {
         notes.push(format!(
             "The limit of {} cut off further rows{}.",
-            plans[0].limit,
+            plan.limit,
             if unordered_cut { "; without order_by they are cut in key order, which is not a ranking: pass order_by to say what the top rows are" } else { "" }
         ));
     }
@@ -134,7 +127,15 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     if let Some(v) = validation {
         env_data_extra.push(("validation", v));
     }
-    answer(project, &plans, &outputs, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
+    answer(project, &plan, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
+}
+
+/// The plan of a get_metric call, for `compile --plan` and the plan
+/// snapshots: the request's problems come back as the envelope a call
+/// would get.
+pub fn request_plan(project: &Project, args: &GetMetricArgs) -> Result<RequestPlan, Envelope> {
+    let request = request_of(args).map_err(|issue| issue_envelope(project, args, &issue))?;
+    crate::plan(&project.model, &request).map_err(|issue| issue_envelope(project, args, &issue))
 }
 
 /// Two engines check the request against empty tables built from the
@@ -145,13 +146,13 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
 /// engines, because a definition one engine tolerates the other may not. A
 /// dialect that cannot write the request at all is reported as not checked
 /// there; a rejection by either engine is an error naming the engine.
-fn validate(project: &Project, plans: &[QueryPlan], outputs: &[ir::OutputMetric], compiled: &CompiledSql) -> Result<Json, ToolError> {
+fn validate(project: &Project, plan: &RequestPlan, compiled: &CompiledSql) -> Result<Json, ToolError> {
     let render = |name: &str| -> Result<CompiledSql, String> {
         if compiled.dialect == name {
             return Ok(compiled.clone());
         }
         let dialect = Dialect::from_name(name).map_err(|e| e.to_string())?;
-        sql::emit_all(plans, outputs, dialect).map_err(|u| u.to_string())
+        sql::emit(plan, dialect).map_err(|u| u.to_string())
     };
     let mut checks = Vec::new();
     let mut rejected = Vec::new();
@@ -242,10 +243,10 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn answer(
     project: &Project,
-    plans: &[QueryPlan],
-    outputs: &[ir::OutputMetric],
+    plan: &RequestPlan,
     compiled: &CompiledSql,
     result: Option<ResultSet>,
     notes: Vec<String>,
@@ -253,14 +254,14 @@ fn answer(
     unordered_cut: bool,
     extra: Vec<(&str, Json)>,
 ) -> Envelope {
-    let plan = &plans[0];
-    let columns = output_columns(project, plans, outputs, result.as_ref());
+    let columns = output_columns(project, plan, result.as_ref());
+    let time_resolution = plan.components.first().and_then(|c| c.time_resolution).map(|t| t.as_str());
     let mut data = json!({
         "columns": columns,
         "sql": compiled.sql,
         "dialect": compiled.dialect,
         "params": compiled.params.iter().map(ir::Value::to_json).collect::<Vec<_>>(),
-        "joins": plans.iter().flat_map(|p| p.joins.iter().map(|j| json!({
+        "joins": plan.components.iter().flat_map(|p| p.joins.iter().map(|j| json!({
             "metric": p.metric,
             "name": j.join,
             "from": j.from_alias,
@@ -268,7 +269,7 @@ fn answer(
             "cardinality": j.cardinality.as_str(),
             "fans_out": j.fans_out(),
         }))).collect::<Vec<_>>(),
-        "time_dimension_resolution": plan.time_resolution.map(|t| t.as_str()),
+        "time_dimension_resolution": time_resolution,
         "notes": notes,
     });
     if let Json::Object(m) = &mut data {
@@ -284,9 +285,8 @@ fn answer(
         m.insert("truncated".into(), (rs.truncated || limit_cut).into());
         m.insert("rows".into(), Json::Array(rs.rows.into_iter().map(Json::Array).collect()));
     }
-    let degradation = plans
-        .iter()
-        .flat_map(|p| p.degradations.iter())
+    let degradation = plan
+        .degradations()
         .map(|d| match d {
             Degradation::FanOut { .. } => DegradationReason::FanOutJoin,
             Degradation::TimeDimensionUnavailable => DegradationReason::TimeDimensionUnavailable,
@@ -304,32 +304,29 @@ fn answer(
 
 /// `data.columns`: time bucket, group-bys, metric, each with a type and a role.
 /// Types come from the result when there is one, else from the model.
-fn output_columns(project: &Project, plans: &[QueryPlan], outputs: &[ir::OutputMetric], result: Option<&ResultSet>) -> Vec<Json> {
+fn output_columns(project: &Project, plan: &RequestPlan, result: Option<&ResultSet>) -> Vec<Json> {
     let model = &project.model;
-    let plan = &plans[0];
     let declared = |c: &crate::model::ColumnRef| {
         model.entity(&c.entity).and_then(|e| e.column(&c.column)).and_then(|c| c.data_type.clone())
     };
     let mut cols: Vec<(String, Option<String>, &str)> = Vec::new();
     if let Some(t) = &plan.time {
-        cols.push((t.output_name.clone(), declared(&t.dimension), "time"));
+        let dimension = plan.components.iter().find_map(|c| c.time.as_ref()).map(|t| &t.dimension);
+        cols.push((t.name.clone(), dimension.and_then(declared), "time"));
     }
     for g in &plan.group_by {
         cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
     }
-    for o in outputs {
+    for o in &plan.outputs {
         let metric_type = match &o.expr {
-            ir::OutputExpr::Component(i) => {
-                let p = &plans[*i];
-                match (&p.measure.agg, &p.measure.operand) {
-                    (Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean, _) => Some("bigint".to_string()),
-                    (Aggregation::Avg | Aggregation::Median | Aggregation::Percentile, _) => Some("double".to_string()),
-                    (_, MeasureOperand::Column(c)) => {
-                        model.entity(&p.anchor.alias).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone())
-                    }
-                    _ => None,
+            ir::OutputExpr::Component(i) => plan.components.get(*i).and_then(|p| match (&p.measure.agg, &p.measure.operand) {
+                (Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean, _) => Some("bigint".to_string()),
+                (Aggregation::Avg | Aggregation::Median | Aggregation::Percentile, _) => Some("double".to_string()),
+                (_, MeasureOperand::Column(c)) => {
+                    model.entity(&p.anchor.entity).and_then(|e| e.column(c)).and_then(|c| c.data_type.clone())
                 }
-            }
+                _ => None,
+            }),
             _ => Some("double".to_string()),
         };
         cols.push((o.name.clone(), metric_type, "metric"));

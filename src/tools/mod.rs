@@ -11,6 +11,7 @@ mod args;
 mod browse;
 pub mod escalation;
 mod get_metric;
+mod notes;
 pub mod physical;
 mod recovery;
 pub mod search;
@@ -20,7 +21,7 @@ pub mod surface;
 
 pub use args::{FilterArgs, GetMetricArgs, NameArgs, OrderByArgs, ResolveJoinArgs};
 pub use browse::{describe_entity, list_entities, list_joins, list_metrics, resolve_join};
-pub use get_metric::{get_metric, Execution};
+pub use get_metric::{get_metric, request_plan, Execution};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;

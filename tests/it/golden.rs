@@ -106,7 +106,7 @@ fn params_of(params: &serde_json::Value) -> Vec<schemabrain::ir::Value> {
 
 fn check_parses(name: &str, dialect: &str, sql: &str, failures: &mut Vec<String>) {
     let d = Dialect::from_name(dialect).expect("supported");
-    match Parser::parse_sql(d.parser_dialect().as_ref(), sql) {
+    match Parser::parse_sql(d.parser_dialect(), sql) {
         Ok(stmts) if stmts.len() == 1 => {
             let reprinted = format!("{:#}", stmts[0]);
             if reprinted != sql {
@@ -150,4 +150,41 @@ fn unknown_dialect_lists_the_supported_ones() {
     let r = err.recovery();
     let retry = tools::call(demo_project(), r.suggested_tool().unwrap(), &serde_json::Value::Object(r.suggested_args().unwrap().clone()), Execution::DryRun);
     assert_eq!(retry.status(), Status::Success);
+}
+
+/// The plan of every corpus request, as text (`tests/golden/plan/<case>.txt`):
+/// planner changes show apart from rendering changes.
+#[test]
+fn corpus_plans_match_their_snapshots() {
+    let project = demo_project();
+    let cases = entries(&repo("tests/corpus"), ".yaml");
+    let mut failures = Vec::new();
+    let mut planned = 0;
+    for case in &cases {
+        let name = case.file_stem().and_then(|s| s.to_str()).expect("case name");
+        let spec = yaml_file_as_json(case);
+        if spec["expect_error"].is_string() {
+            continue;
+        }
+        let args: tools::GetMetricArgs = serde_json::from_value(spec["request"].clone()).expect("request arguments");
+        let text = match tools::request_plan(project, &args) {
+            Ok(plan) => plan.to_string(),
+            Err(env) => match env.tool_error() {
+                // A request the planner refuses: the refusal is its snapshot.
+                Some(err) => format!("error: {}: {}\n", err.kind().as_str(), err.message()),
+                None => {
+                    failures.push(format!("{name}: no plan: {}", serde_json::to_string(&env).unwrap()));
+                    continue;
+                }
+            },
+        };
+        planned += 1;
+        let golden = format!("# {name}: {}\n{text}", spec["description"].as_str().unwrap_or(""));
+        let path = repo(&format!("tests/golden/plan/{name}.txt"));
+        if let Err(e) = std::panic::catch_unwind(|| crate::common::check_golden(&path, &golden)) {
+            failures.push(format!("{name}: {}", panic_text(e)));
+        }
+    }
+    assert!(failures.is_empty(), "{} plan snapshot failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(planned >= 40, "only {planned} plans");
 }

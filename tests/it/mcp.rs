@@ -38,7 +38,7 @@ fn bare_shared() -> Arc<Shared> {
     let project: Project = common::demo_project().clone();
     assert!(project.catalog.is_none());
     let mut project = project;
-    project.model.settings.source = None;
+    project.model.settings_mut().source = None;
     Arc::new(Shared::new(project, None, Options { audit: false }))
 }
 
@@ -360,7 +360,7 @@ async fn serve_executes_on_a_parquet_source_with_datafusion() {
     let source = crate::engines_datafusion::demo_files("parquet");
     // No dialect named anywhere: the engine's own (datafusion) is used.
     let mut project = common::demo_project_with_catalog().clone();
-    project.model.settings.dialect = None;
+    project.model.settings_mut().dialect = None;
     let on_parquet = Arc::new(Shared::new(project, Some(&source), Options { audit: false }));
     let client = connect(on_parquet, Era::Modern).await;
     let tools = client.list_all_tools().await.expect("tools/list");

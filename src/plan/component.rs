@@ -1,0 +1,301 @@
+//! Planning one component: a simple metric with its filters and transform,
+//! at the request's keys. Which entities are joined and how, which rows a
+//! filter keeps, how the measure is aggregated, which time dimension
+//! buckets the rows.
+
+use super::note::PlanNote;
+use super::tree::{JoinTree, SemiJoinBuilder, TreeStep};
+use super::*;
+use crate::ir::{Filter, Issue, MetricQuery, Transform};
+use crate::model::{Aggregation, CheckedModel, ColumnRef, Grain, Measure, MeasureOperand, TypeClass};
+
+pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<ComponentPlan, Issue> {
+    let (Some(metric), Some(anchor_entity)) = (model.metric(&q.metric), model.entity(&q.anchor)) else {
+        return Err(Issue::UnknownMetric { name: q.metric.clone(), fuzzy: Vec::new() });
+    };
+    let graph = model.graph();
+    let mut notes = Vec::new();
+    let mut tree = JoinTree::new(&q.anchor);
+
+    let (time, time_resolution) = choose_time(model, q, &mut notes)?;
+    if let Some(t) = &time {
+        let steps = tree.path_steps(graph, &t.dimension.entity, &q.via)?;
+        tree.add(steps, &t.dimension.entity)?;
+    }
+    for g in &q.group_by {
+        let steps = tree.path_steps(graph, &g.entity, &q.via)?;
+        tree.add(steps, &g.entity)?;
+    }
+    let (mut filters, semi) = place_filters(graph, &mut tree, q)?;
+    let mut used: Vec<&str> = tree.steps.iter().map(|s| s.join.as_str()).collect();
+    used.extend(semi.iter().flat_map(|(b, _)| b.steps.iter().map(|s| s.join.as_str())));
+    let unused: Vec<String> = q.via.iter().filter(|v| !used.contains(&v.as_str())).cloned().collect();
+    if !unused.is_empty() {
+        notes.push(PlanNote::ViaUnused { joins: unused });
+    }
+
+    let step = |s: &TreeStep, alias: &str, from_alias: &str| -> Result<JoinStep, Issue> {
+        let to = model.entity(&s.to).ok_or_else(|| Issue::Unreachable { anchor: q.anchor.clone(), target: s.to.clone() })?;
+        Ok(JoinStep {
+            join: s.join.clone(),
+            from_alias: from_alias.to_string(),
+            from_entity: s.from.clone(),
+            to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: to.table.clone() },
+            on: s.on.clone(),
+            cardinality: s.cardinality,
+            cardinality_declared: s.declared,
+        })
+    };
+    let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
+    let mut semi_joins = Vec::with_capacity(semi.len());
+    for (i, (b, fs)) in semi.iter().enumerate() {
+        let steps = b
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(k, s)| step(s, &semi_alias(&s.to, i), &if k == 0 { s.from.clone() } else { semi_alias(&s.from, i) }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let filters = fs.iter().map(|(f, entity)| PlannedFilter::on(&semi_alias(entity, i), f)).collect();
+        notes.push(PlanNote::SemiJoin { join: b.key.1.clone(), correlated: b.key.0.clone() });
+        semi_joins.push(SemiJoin { correlate_from: b.key.0.clone(), steps, filters });
+    }
+
+    let mut degradations = Vec::new();
+    let fan: Vec<&JoinStep> = joins.iter().filter(|j| j.fans_out()).collect();
+    let aggregation = if fan.is_empty() {
+        AggregationStrategy::Direct
+    } else if anchor_entity.identity.is_empty() {
+        for j in &fan {
+            notes.push(PlanNote::FanOutInflated {
+                metric: q.metric.clone(),
+                anchor: q.anchor.clone(),
+                join: j.join.clone(),
+                to: j.to.alias.clone(),
+            });
+        }
+        degradations.push(Degradation::FanOut { joins: fan.iter().map(|j| j.join.clone()).collect() });
+        AggregationStrategy::Direct
+    } else {
+        for j in &fan {
+            notes.push(PlanNote::FanOutDeduplicated {
+                metric: q.metric.clone(),
+                anchor: q.anchor.clone(),
+                join: j.join.clone(),
+                to: j.to.alias.clone(),
+                cardinality: j.cardinality,
+                declared: j.cardinality_declared,
+            });
+        }
+        AggregationStrategy::Deduplicated { identity: anchor_entity.identity.clone() }
+    };
+    if time_resolution == Some(TimeResolution::Unavailable) {
+        degradations.push(Degradation::TimeDimensionUnavailable);
+    }
+
+    let mut time = time;
+    if let (Transform::Offset(shift), Some(t)) = (&q.transform, &mut time) {
+        t.shift = Some(*shift);
+        for f in filters.iter_mut().filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
+            f.shift = Some((*shift, t.class));
+        }
+    }
+    let (measure, non_additive) = match &q.transform {
+        // A conversion counts base rows: one per anchor identity.
+        Transform::ConversionBase | Transform::Converted(_) => {
+            let id = anchor_entity.identity.first().map(String::as_str).or_else(|| metric.measure.columns().first().copied());
+            let Some(id) = id else {
+                return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` has no column to count", q.anchor) });
+            };
+            (Measure { agg: Aggregation::Count, operand: MeasureOperand::Column(id.to_string()), percentile: None }, None)
+        }
+        _ => (
+            metric.measure.clone(),
+            metric.non_additive.as_ref().map(|na| NonAdditiveWindow {
+                column: na.dimension.column.clone(),
+                window: na.window,
+                per: na.per.iter().map(|p| p.column.clone()).collect(),
+            }),
+        ),
+    };
+    if let Some(na) = &non_additive {
+        notes.push(PlanNote::NonAdditive {
+            metric: q.metric.clone(),
+            column: na.column.clone(),
+            window: na.window,
+            bucketed: time.is_some(),
+            per: na.per.clone(),
+        });
+    }
+    let conversion = match &q.transform {
+        Transform::Converted(target) => {
+            let (Some(base_time), Some(entity)) = (&metric.time_dimension, model.entity(&target.entity)) else {
+                return Err(Issue::Malformed {
+                    argument: "name".into(),
+                    message: format!("conversion from `{}` needs a time dimension on both metrics", q.metric),
+                });
+            };
+            notes.push(PlanNote::Conversion {
+                anchor: q.anchor.clone(),
+                entity: target.entity.clone(),
+                metric: target.metric.clone(),
+                keys: target.keys.clone(),
+                window: target.window,
+            });
+            let alias = "sb_conv".to_string();
+            Some(ConversionCheck {
+                table: entity.table.clone(),
+                entity: target.entity.clone(),
+                keys: target.keys.clone(),
+                base_time: base_time.column.clone(),
+                base_class: anchor_entity.column(&base_time.column).map_or(TypeClass::Timestamp, |c| c.type_class()),
+                time: target.time.clone(),
+                window: target.window,
+                filters: target.filters.iter().map(|f| PlannedFilter::on(&alias, f)).collect(),
+                alias,
+            })
+        }
+        _ => None,
+    };
+    if let Transform::Cumulative(window) = &q.transform {
+        if time.is_none() {
+            return Err(Issue::TimeGrainRequired { metric: q.metric.clone(), allowed: Grain::ALL.to_vec() });
+        }
+        notes.push(PlanNote::Cumulative { metric: q.metric.clone(), window: *window });
+    }
+    if measure.agg == Aggregation::Percentile && measure.percentile.is_none() {
+        return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` is a percentile without a fraction", q.metric) });
+    }
+
+    let plan = ComponentPlan {
+        metric: metric.name.clone(),
+        anchor: Relation { alias: anchor_entity.name.clone(), entity: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
+        joins,
+        semi_joins,
+        aggregation,
+        time,
+        time_resolution,
+        filters,
+        degradations,
+        notes,
+        transform: q.transform.clone(),
+        measure,
+        non_additive,
+        conversion,
+    };
+    super::pii::check(model, metric, &plan, q)?;
+    Ok(plan)
+}
+
+/// Places each filter: on the main query when a key already joins the
+/// entity it reads (or the way there is to-one), else in a semi-join from
+/// the last joined entity on its way. A filter restricts the joined rows of
+/// the entities the keys join: a category filter on a category group-by
+/// keeps only those categories. Only a to-many join that no key needs
+/// becomes a semi-join (EXISTS), which keeps the rows with at least one
+/// matching related row and never multiplies them (docs/grammar.md,
+/// "Filters across to-many joins"). Semi-join filters come back with the
+/// entity they read, aliased later.
+#[allow(clippy::type_complexity)]
+fn place_filters<'q>(
+    graph: &crate::model::graph::JoinGraph,
+    tree: &mut JoinTree,
+    q: &'q MetricQuery,
+) -> Result<(Vec<PlannedFilter>, Vec<(SemiJoinBuilder, Vec<(&'q Filter, String)>)>), Issue> {
+    let mut semi: Vec<(SemiJoinBuilder, Vec<(&Filter, String)>)> = Vec::new();
+    let mut filters: Vec<PlannedFilter> = Vec::new();
+    for f in &q.filters {
+        let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
+        let split = steps.iter().position(|s| s.cardinality.fans_out() && !tree.contains(&s.to)).unwrap_or(steps.len());
+        let beyond = steps[split..].to_vec();
+        let mut joined = steps;
+        joined.truncate(split);
+        tree.add(joined, &f.column.entity)?;
+        let Some(first) = beyond.first() else {
+            filters.push(PlannedFilter::on(&f.column.entity, f));
+            continue;
+        };
+        let key = (first.from.clone(), first.join.clone());
+        let i = match semi.iter().position(|(b, _)| b.key == key) {
+            Some(i) => i,
+            None => {
+                semi.push((SemiJoinBuilder { key, steps: Vec::new() }, Vec::new()));
+                semi.len() - 1
+            }
+        };
+        semi[i].0.add(&beyond)?;
+        semi[i].1.push((f, f.column.entity.clone()));
+    }
+    Ok((filters, semi))
+}
+
+/// The alias of `entity` inside the `i`-th semi-join.
+fn semi_alias(entity: &str, i: usize) -> String {
+    format!("{entity}__s{}", i + 1)
+}
+
+/// The time dimension: the metric's own, the one requested, or the only
+/// temporal column among the anchor's and those reachable over to-one
+/// joins; none when no grain is asked.
+fn choose_time(
+    model: &CheckedModel,
+    q: &MetricQuery,
+    notes: &mut Vec<PlanNote>,
+) -> Result<(Option<TimeBucket>, Option<TimeResolution>), Issue> {
+    let Some(metric) = model.metric(&q.metric) else {
+        return Err(Issue::UnknownMetric { name: q.metric.clone(), fuzzy: Vec::new() });
+    };
+    let Some(grain) = q.time_grain else {
+        if q.time_dimension.is_some() {
+            notes.push(PlanNote::TimeDimensionWithoutGrain);
+        }
+        return Ok((None, None));
+    };
+    let (dimension, resolution) = if let Some(own) = &metric.time_dimension {
+        if q.time_dimension.as_ref().is_some_and(|td| td != own) {
+            notes.push(PlanNote::TimeDimensionOverridden { metric: metric.name.clone(), own: own.clone() });
+        }
+        (own.clone(), TimeResolution::Local)
+    } else if let Some(td) = &q.time_dimension {
+        (td.clone(), TimeResolution::Requested)
+    } else {
+        // The anchor's own temporal columns, then those over to-one joins.
+        let mut candidates: Vec<ColumnRef> = Vec::new();
+        let reachable = model.graph().to_one_reachable(&q.anchor).into_iter().map(|(e, _)| e);
+        for entity in std::iter::once(q.anchor.as_str()).chain(reachable) {
+            for c in model.entity(entity).map(|e| e.columns.as_slice()).unwrap_or_default() {
+                if c.type_class().is_temporal() {
+                    candidates.push(ColumnRef::new(entity, &c.name));
+                }
+            }
+        }
+        match candidates.as_slice() {
+            [] => {
+                notes.push(PlanNote::TimeUnavailable { anchor: q.anchor.clone(), grain });
+                return Ok((None, Some(TimeResolution::Unavailable)));
+            }
+            [only] => {
+                if only.entity == q.anchor {
+                    notes.push(PlanNote::TimeOwnColumn { column: only.clone(), anchor: q.anchor.clone() });
+                } else {
+                    notes.push(PlanNote::TimeInherited { column: only.clone() });
+                }
+                (only.clone(), TimeResolution::Inherited)
+            }
+            _ => return Err(Issue::AmbiguousTimeDimension { candidates: candidates.iter().map(ToString::to_string).collect() }),
+        }
+    };
+    let class = model.entity(&dimension.entity).and_then(|e| e.column(&dimension.column)).map_or(TypeClass::Unknown, |c| c.type_class());
+    let allowed_by_metric: Vec<Grain> =
+        if resolution == TimeResolution::Local && !metric.time_grains.is_empty() { metric.time_grains.clone() } else { Grain::ALL.to_vec() };
+    if class == TypeClass::Date && grain < Grain::Day {
+        return Err(Issue::GrainMismatch {
+            dimension: dimension.to_string(),
+            grain,
+            allowed: allowed_by_metric.into_iter().filter(|g| *g >= Grain::Day).collect(),
+        });
+    }
+    if !allowed_by_metric.contains(&grain) {
+        return Err(Issue::InvalidTimeGrain { grain: grain.as_str().into(), allowed: allowed_by_metric });
+    }
+    Ok((Some(TimeBucket { dimension, grain, class, shift: None }), Some(resolution)))
+}

@@ -1,0 +1,157 @@
+//! A stable text form of a plan, one fact per line, for snapshot tests
+//! (`tests/golden/plan/`) and for reading a plan apart from its SQL.
+
+use std::fmt::{self, Display, Formatter};
+
+use super::*;
+use crate::model::MeasureOperand;
+
+impl Display for RequestPlan {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let outputs: Vec<String> = self.outputs.iter().map(|o| format!("{} = {}", o.name, expr(&o.expr))).collect();
+        writeln!(f, "outputs: {}", outputs.join("; "))?;
+        if let Some(t) = &self.time {
+            writeln!(f, "time: {} ({})", t.name, t.grain.as_str())?;
+        }
+        if !self.group_by.is_empty() {
+            writeln!(f, "group by: {}", self.group_by.iter().map(|g| g.output_name.as_str()).collect::<Vec<_>>().join(", "))?;
+        }
+        let names = self.output_names();
+        let n_time = usize::from(self.time.is_some());
+        let order: Vec<String> = self
+            .order_by
+            .iter()
+            .filter_map(|k| {
+                let i = match k.target {
+                    OutputRef::Time => 0,
+                    OutputRef::GroupBy(i) => n_time + i,
+                    OutputRef::Metric(i) => n_time + self.group_by.len() + i,
+                };
+                names.get(i).map(|n| format!("{n} {}", if k.descending { "desc" } else { "asc" }))
+            })
+            .collect();
+        writeln!(f, "order by: {}", order.join(", "))?;
+        writeln!(f, "limit: {}", self.limit)?;
+        match &self.combine {
+            Combine::Single => writeln!(f, "combine: single")?,
+            Combine::Joined { key_sources, keys_end, reads } => {
+                let sources: Vec<String> = key_sources.iter().map(|i| format!("c{i}")).collect();
+                write!(f, "combine: joined; keys from {}", sources.join(" ∪ "))?;
+                if let Some(e) = keys_end {
+                    write!(f, " up to the last bucket of c{e}")?;
+                }
+                writeln!(f)?;
+                for r in reads {
+                    let align = match r.align {
+                        Align::SameKeys => "at the same keys".to_string(),
+                        Align::PeriodStart(g) => format!("at the start of its {}", g.as_str()),
+                    };
+                    let missing = if r.missing == Missing::Zero { "0" } else { "NULL" };
+                    writeln!(f, "  read c{} {align}; missing = {missing}", r.component)?;
+                }
+            }
+        }
+        for (i, c) in self.components.iter().enumerate() {
+            write!(f, "c{i}: {c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for ComponentPlan {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let operand = match &self.measure.operand {
+            MeasureOperand::Column(c) => format!("{}.{c}", self.anchor.alias),
+            MeasureOperand::Expression(_) => "an expression".to_string(),
+        };
+        let pct = self.measure.percentile.map(|p| format!(" {p}")).unwrap_or_default();
+        writeln!(f, "{} = {}{pct}({operand}) from {} ({})", self.metric, self.measure.agg.as_str(), self.anchor.alias, self.anchor.table)?;
+        match &self.transform {
+            Transform::Plain => {}
+            other => writeln!(f, "  transform: {}", transform(other))?,
+        }
+        for j in &self.joins {
+            writeln!(f, "  join {}: {} -> {} ({}{})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
+        }
+        if let Some(t) = &self.time {
+            let shift = t.shift.map(|s| format!(", moved {s} later")).unwrap_or_default();
+            let how = self.time_resolution.map(|r| r.as_str()).unwrap_or("");
+            writeln!(f, "  time: {} by {} ({how}{shift})", t.dimension, t.grain.as_str())?;
+        }
+        for p in &self.filters {
+            writeln!(f, "  where {}", filter(p))?;
+        }
+        for s in &self.semi_joins {
+            let path: Vec<String> = s.steps.iter().map(|j| format!("{} ({})", j.to.alias, j.join)).collect();
+            let conditions: Vec<String> = s.filters.iter().map(filter).collect();
+            writeln!(f, "  exists from {} via {}: {}", s.correlate_from, path.join(" -> "), conditions.join(" and "))?;
+        }
+        if let Some(c) = &self.conversion {
+            let window = c.window.map(|w| format!(" within {w}")).unwrap_or_default();
+            let keys: Vec<String> = c.keys.iter().map(|(a, b)| format!("{a} = {}.{b}", c.entity)).collect();
+            writeln!(f, "  converts: when a {} row has {} at or after {}{window}", c.entity, keys.join(" and "), c.base_time)?;
+        }
+        if let Some(na) = &self.non_additive {
+            let per = if na.per.is_empty() { String::new() } else { format!(" per {}", na.per.join(", ")) };
+            writeln!(f, "  non-additive: {} {}{per}", if na.window == WindowChoice::Last { "last" } else { "first" }, na.column)?;
+        }
+        match &self.aggregation {
+            AggregationStrategy::Direct => writeln!(f, "  aggregate: direct")?,
+            AggregationStrategy::Deduplicated { identity } => {
+                let identity: Vec<String> = identity.iter().map(|c| format!("{}.{c}", self.anchor.alias)).collect();
+                writeln!(f, "  aggregate: deduplicated on {}", identity.join(", "))?
+            }
+        }
+        for d in &self.degradations {
+            writeln!(f, "  degraded: {d:?}")?;
+        }
+        Ok(())
+    }
+}
+
+fn declared(j: &JoinStep) -> &'static str {
+    match (j.cardinality_declared, j.fans_out()) {
+        (false, _) => ", undeclared, fans out",
+        (true, true) => ", fans out",
+        (true, false) => "",
+    }
+}
+
+fn filter(p: &PlannedFilter) -> String {
+    let values: Vec<String> = p.values.iter().map(|v| v.to_json().to_string()).collect();
+    let shift = p.shift.map(|(s, _)| format!(" (moved {s} later)")).unwrap_or_default();
+    format!("{}.{}{shift} {} [{}]", p.alias, p.column, p.op.as_str(), values.join(", "))
+}
+
+fn transform(t: &Transform) -> String {
+    match t {
+        Transform::Plain => "plain".into(),
+        Transform::Offset(i) => format!("moved {i} later"),
+        Transform::ToGrain(g) => format!("value at the start of each {}", g.as_str()),
+        Transform::Cumulative(w) => match w {
+            crate::model::CumulativeWindow::AllTime => "cumulative, all time".into(),
+            crate::model::CumulativeWindow::Rolling(i) => format!("cumulative over {i}"),
+            crate::model::CumulativeWindow::GrainToDate(g) => format!("cumulative, {} to date", g.as_str()),
+        },
+        Transform::ConversionBase => "conversion base rows".into(),
+        Transform::Converted(c) => format!("base rows converting to {}", c.metric),
+        Transform::DataEnd => "unmoved, read for its last bucket only".into(),
+    }
+}
+
+fn expr(e: &OutputExpr) -> String {
+    match e {
+        OutputExpr::Component(i) => format!("c{i}"),
+        OutputExpr::Number(n) => n.clone(),
+        OutputExpr::Neg(inner) => format!("-{}", expr(inner)),
+        OutputExpr::Binary(op, l, r) => {
+            let op = match op {
+                crate::model::ArithOp::Add => "+",
+                crate::model::ArithOp::Sub => "-",
+                crate::model::ArithOp::Mul => "*",
+                crate::model::ArithOp::Div => "/",
+            };
+            format!("({} {op} {})", expr(l), expr(r))
+        }
+    }
+}

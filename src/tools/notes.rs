@@ -1,0 +1,59 @@
+//! The plan's notes in words: one sentence each, for `data.notes`. The
+//! planner states facts (`PlanNote`); how an agent reads them is decided
+//! here.
+
+use crate::model::CumulativeWindow;
+use crate::plan::PlanNote;
+
+pub fn sentence(note: &PlanNote) -> String {
+    match note {
+        PlanNote::FanOutDeduplicated { metric, anchor, join, to, cardinality, declared } => {
+            let how = if *declared { cardinality.as_str() } else { "undeclared, so treated as many_to_many" };
+            format!(
+                "Join `{join}` ({how}) can match one `{anchor}` to several `{to}` rows: `{metric}` counts each `{anchor}` once per group it falls in, so a `{anchor}` spread over two groups counts in both and the groups add up to more than the total."
+            )
+        }
+        PlanNote::FanOutInflated { metric, anchor, join, to } => format!(
+            "Join `{join}` can repeat each `{anchor}` row once per matching `{to}` row and `{anchor}` has no identity to deduplicate on, so `{metric}` may be inflated."
+        ),
+        PlanNote::SemiJoin { join, correlated } => format!(
+            "Filters on columns reached over the to-many join `{join}` keep each `{correlated}` row that has at least one matching related row; it is counted once."
+        ),
+        PlanNote::ViaUnused { joins } => format!(
+            "via {} was not needed: no column of this request is reached through it.",
+            joins.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+        ),
+        PlanNote::TimeInherited { column } => format!("Time dimension `{column}` was inherited over to-one joins."),
+        PlanNote::TimeOwnColumn { column, anchor } => format!(
+            "Time dimension `{column}` is the only date or time column of `{anchor}` and the entities it reaches over to-one joins."
+        ),
+        PlanNote::TimeUnavailable { anchor, grain } => {
+            format!("No time dimension is reachable from `{anchor}`, so the answer is not bucketed by {}.", grain.as_str())
+        }
+        PlanNote::TimeDimensionWithoutGrain => "time_dimension was ignored because no time_grain was given.".into(),
+        PlanNote::TimeDimensionOverridden { metric, own } => {
+            format!("time_dimension was ignored: metric `{metric}` always uses its own, `{own}`.")
+        }
+        PlanNote::NonAdditive { metric, column, window, bucketed, per } => {
+            let which = if *window == crate::model::WindowChoice::Last { "last" } else { "first" };
+            let within = if *bucketed { "each time bucket" } else { "the whole range" };
+            let per = if per.is_empty() { String::new() } else { format!(" and each {}", per.join(", ")) };
+            format!("`{metric}` does not add up over `{column}`: only rows at its {which} value within {within}{per} are aggregated.")
+        }
+        PlanNote::Conversion { anchor, entity, metric, keys, window } => {
+            let window = window.map_or("at or after its time".to_string(), |w| format!("at most {w} after it"));
+            let keys = keys.iter().map(|(a, b)| format!("`{b}` equal to its `{a}`")).collect::<Vec<_>>().join(" and ");
+            format!(
+                "A `{anchor}` row converts when a row of `{entity}` counted by `{metric}` has {keys} and comes {window}; it converts once however many follow."
+            )
+        }
+        PlanNote::Cumulative { metric, window } => {
+            let what = match window {
+                CumulativeWindow::AllTime => "everything up to the end of the bucket".to_string(),
+                CumulativeWindow::Rolling(i) => format!("the {i} ending with the bucket"),
+                CumulativeWindow::GrainToDate(g) => format!("the {} so far, up to the end of the bucket", g.as_str()),
+            };
+            format!("Each bucket of `{metric}` accumulates {what}; buckets without rows are filled from a generated time spine.")
+        }
+    }
+}
