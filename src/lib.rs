@@ -33,20 +33,43 @@
 //!   **Invariant:** adapts `tools::surface` only; never prints to stdout.
 //! - `audit`: SHA-256 hash-chained, append-only call log and its verifier.
 //!   **Invariant:** stores hashes of arguments, never their values.
+//!
+//! # Features
+//!
+//! `app` (default) builds the program: `engine`, `tools`, `project`, `audit`,
+//! `demo`, `cli`, `mcp`. A crate that wants the planner alone depends on
+//! `schemabrain = { version = "0.2", default-features = false }` and gets
+//! `model`, `ir`, `plan`, `sql`, `envelope`, `catalog` and `pii`, with
+//! [`plan`] and [`compile`] as the entry points: no DuckDB, no DataFusion,
+//! no async runtime.
 
-pub mod audit;
 pub mod catalog;
-pub mod cli;
-pub mod demo;
-pub mod engine;
 pub mod envelope;
 pub mod ir;
-pub mod mcp;
 pub mod model;
 pub mod pii;
+pub mod provider;
 pub mod plan;
-pub mod project;
 pub mod sql;
+
+// The program around the planner (feature `app`, on by default): engines,
+// tools, the CLI and the MCP server. Without it the crate builds none of
+// DuckDB, DataFusion, tokio, rmcp or the database clients.
+#[cfg(feature = "app")]
+pub mod audit;
+#[cfg(feature = "app")]
+pub mod cli;
+#[cfg(feature = "app")]
+pub mod demo;
+#[cfg(feature = "app")]
+pub mod engine;
+#[cfg(feature = "app")]
+pub mod index;
+#[cfg(feature = "app")]
+pub mod mcp;
+#[cfg(feature = "app")]
+pub mod project;
+#[cfg(feature = "app")]
 pub mod tools;
 
 use crate::ir::{Issue, MetricRequest};

@@ -328,3 +328,17 @@ pub fn verify(project_dir: &Path) -> std::io::Result<Verification> {
     }
     Ok(v)
 }
+
+/// The record whose hash is `fingerprint` (what an answer's `fingerprint`
+/// names), if the project's log holds it.
+pub fn find(project_dir: &Path, fingerprint: &str) -> std::io::Result<Option<Record>> {
+    let bytes = match std::fs::read(project_dir.join(LOG_PATH)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<Record>(l).ok())
+        .find(|r| r.hash == fingerprint))
+}

@@ -49,6 +49,23 @@ pub struct ColumnInfo {
     pub nullable: bool,
     #[serde(default)]
     pub comment: Option<String>,
+    /// Measured by `schemabrain index`; absent from a plain introspection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<ColumnStats>,
+}
+
+/// What `schemabrain index` measured of one column (no values of PII
+/// columns: min and max are kept for numbers and dates only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ColumnStats {
+    /// Share of rows where the column is NULL, 0..=1.
+    pub null_fraction: f64,
+    pub non_null_count: u64,
+    pub distinct_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -83,10 +100,23 @@ impl Catalog {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let tmp = path.with_extension("json.tmp");
+        // Written beside it under a unique name, synced, then renamed over it:
+        // a crash leaves the old snapshot or the new one, never a torn file,
+        // and two sessions refreshing at once never share a temporary file.
+        let tmp = path.with_extension(format!("json.{}.tmp", uuid::Uuid::new_v4().simple()));
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&tmp, text + "\n")?;
-        std::fs::rename(&tmp, &path)?;
+        let written = (|| {
+            use std::io::Write as _;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.write_all(b"\n")?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written?;
         Ok(path)
     }
 }
@@ -142,4 +172,98 @@ pub fn overlay(model: &mut SemanticModel, catalog: &Catalog) -> Diagnostics {
     crate::model::check_references(model, &mut diags);
     diags.sort();
     diags
+}
+
+/// One way the live source no longer matches what the model reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drift {
+    /// Stable code, for CI scripts: `table_missing`, `identity_column_missing`,
+    /// `measure_column_missing`, `time_dimension_missing`, `join_column_missing`,
+    /// `column_missing`, `type_changed`, `nullability_changed`.
+    pub code: &'static str,
+    pub entity: String,
+    /// The entity's table.
+    pub table: String,
+    /// The column that drifted; `None` when the whole table is gone.
+    pub column: Option<String>,
+    /// One sentence: what changed.
+    pub what: String,
+}
+
+/// What the model reads a column for, most load-bearing first: the code of
+/// a missing column says what breaks.
+fn missing_code(model: &SemanticModel, entity: &crate::model::Entity, column: &str) -> &'static str {
+    let is = |e: &str, c: &str| e == entity.name && c == column;
+    if entity.identity.iter().any(|c| c == column) {
+        "identity_column_missing"
+    } else if model.joins.values().any(|j| j.on.iter().any(|k| is(&j.source_entity, &k.source) || is(&j.target_entity, &k.target))) {
+        "join_column_missing"
+    } else if model.metrics.values().any(|m| m.entity == entity.name && m.measure.columns().contains(&column)) {
+        "measure_column_missing"
+    } else if model.metrics.values().any(|m| m.time_dimension.as_ref().is_some_and(|t| is(&t.entity, &t.column))) {
+        "time_dimension_missing"
+    } else {
+        "column_missing"
+    }
+}
+
+/// Where `live` disagrees with the model (as loaded, columns included):
+/// missing tables, missing columns (coded by what reads them), columns
+/// whose type family changed, and columns declared NOT NULL that became
+/// nullable.
+pub fn drift(model: &SemanticModel, live: &Catalog) -> Vec<Drift> {
+    let mut out = Vec::new();
+    for entity in model.entities.values() {
+        let table = entity.table.to_string();
+        let Some(t) = live.table(&entity.table) else {
+            out.push(Drift { code: "table_missing", entity: entity.name.clone(), table: table.clone(), column: None, what: format!("table `{table}` is gone") });
+            continue;
+        };
+        for c in &entity.columns {
+            let at = |code: &'static str, what: String| Drift { code, entity: entity.name.clone(), table: table.clone(), column: Some(c.name.clone()), what };
+            match t.columns.iter().find(|x| x.name == c.name) {
+                None => out.push(at(missing_code(model, entity, &c.name), format!("column `{table}.{}` is gone", c.name))),
+                Some(x) => {
+                    // Families, not exact classes: engines spell the same
+                    // column differently (DECIMAL vs numeric, tinyint(1) vs boolean).
+                    let (was, now) = (family(c.type_class()), family(crate::model::TypeClass::of(&x.data_type)));
+                    if was.is_some() && now.is_some() && was != now {
+                        out.push(at(
+                            "type_changed",
+                            format!("column `{table}.{}` changed type from {} to {}", c.name, c.data_type.as_deref().unwrap_or("?"), x.data_type),
+                        ));
+                    } else if c.nullable == Some(false) && x.nullable {
+                        out.push(at("nullability_changed", format!("column `{table}.{}` was NOT NULL and now accepts NULL", c.name)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `live` with the statistics of `previous` (an index run's) kept for
+/// every column whose type is unchanged: a plain introspection measures
+/// nothing, and must not erase what the index measured.
+pub fn keep_stats(previous: Option<&Catalog>, mut live: Catalog) -> Catalog {
+    let Some(prev) = previous else { return live };
+    for (key, t) in live.tables.iter_mut() {
+        let Some(old) = prev.tables.get(key) else { continue };
+        for c in t.columns.iter_mut().filter(|c| c.stats.is_none()) {
+            if let Some(o) = old.columns.iter().find(|o| o.name == c.name && o.data_type == c.data_type) {
+                c.stats = o.stats.clone();
+            }
+        }
+    }
+    live
+}
+
+fn family(t: crate::model::TypeClass) -> Option<&'static str> {
+    use crate::model::TypeClass::*;
+    match t {
+        Integer | Decimal | Float | Boolean => Some("number"),
+        Text => Some("text"),
+        Date | Timestamp | Time => Some("time"),
+        Other | Unknown => None,
+    }
 }

@@ -32,6 +32,9 @@ pub enum Command {
         /// Also have DuckDB prepare the request's DuckDB SQL and DataFusion plan its DataFusion SQL, against empty tables shaped like the model (no data, no warehouse).
         #[arg(long)]
         validate: bool,
+        /// Print the request's plan (joins, filters, aggregation, how metrics combine) instead of its SQL.
+        #[arg(long, conflicts_with = "validate")]
+        plan: bool,
         #[command(flatten)]
         request: RequestFlags,
     },
@@ -76,6 +79,29 @@ pub enum Command {
     /// Serve the twelve tools over MCP: stdio by default, streamable HTTP with --http.
     #[command(long_about = super::serve::SERVE_LONG_ABOUT)]
     Serve(super::serve::ServeArgs),
+    /// Infer a draft project from a live source: catalog snapshot with statistics, entities, joins (keys, or names verified on the data), default metrics, PII tags.
+    Index {
+        /// Source URL: duckdb:PATH (or a .duckdb path), postgres://…, mysql://…, parquet:DIR, csv:DIR.
+        #[arg(long)]
+        source: String,
+        /// The project directory to write (created if missing); re-indexing keeps files edited by hand.
+        #[arg(long)]
+        out: PathBuf,
+        /// Index only these schemas (repeatable; default: every schema the source shows).
+        #[arg(long = "schema")]
+        schemas: Vec<String>,
+        /// Print one JSON summary instead of text (and no progress bar).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw the project's join graph with cardinalities (Mermaid or Graphviz dot).
+    Graph {
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// mermaid or dot.
+        #[arg(long, default_value = "mermaid", value_parser = ["mermaid", "dot"])]
+        format: String,
+    },
     /// The hash-chained audit log of tool calls.
     Audit {
         #[command(subcommand)]
@@ -113,6 +139,9 @@ pub struct RequestFlags {
     /// SQL dialect (default: the project's, else duckdb).
     #[arg(long)]
     pub dialect: Option<String>,
+    /// `concise` (at most 100 rows, as get_metric's default) or `detailed` (every row up to --limit, the CLI's default).
+    #[arg(long = "response-format", value_name = "FORMAT", default_value = "detailed")]
+    pub response_format: String,
     /// Print the envelope as JSON.
     #[arg(long)]
     pub json: bool,
@@ -139,6 +168,17 @@ impl RequestFlags {
             dialect: self.dialect.clone(),
             dry_run: false,
         })
+    }
+
+    /// The get_metric call these flags make, as the JSON an agent would
+    /// send (with `response_format`).
+    pub fn to_call(&self, metrics: &[String], dry_run: bool) -> Result<serde_json::Value, String> {
+        let args = GetMetricArgs { dry_run, ..self.to_args(metrics)? };
+        let mut call = serde_json::to_value(&args).map_err(|e| e.to_string())?;
+        if let Some(map) = call.as_object_mut() {
+            map.insert("response_format".into(), self.response_format.clone().into());
+        }
+        Ok(call)
     }
 }
 

@@ -23,6 +23,7 @@ macro_rules! out {
 }
 
 mod args;
+mod index;
 mod render;
 mod serve;
 
@@ -35,17 +36,20 @@ use clap::Parser;
 pub use args::{parse_filter, parse_order, Cli, Command, RequestFlags};
 
 use crate::catalog::Catalog;
-use crate::engine::{self, Limits};
+use crate::engine;
 use crate::envelope::{Envelope, ErrorCode, FailureKind, Recovery, Status, ToolError};
 use crate::model::{load_project_with_extra, Diagnostics};
 use crate::project::Project;
-use crate::tools::{self, Execution, GetMetricArgs};
+use crate::tools::{self, Introspect, Session, SessionError, SessionOptions};
 
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(e),
+    };
     match cli.command {
         Command::Demo { project, json } => demo(project, json),
-        Command::Compile { metrics, validate, request } => compile(&metrics, validate, &request),
+        Command::Compile { metrics, validate, plan, request } => compile(&metrics, validate, plan, &request),
         Command::Query { metrics, source, max_rows, timeout_ms, request } => {
             query(&metrics, source.as_deref(), max_rows, timeout_ms, &request)
         }
@@ -53,7 +57,31 @@ pub fn run() -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Audit { command } => serve::audit(&command),
         Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
+        Command::Index { source, out, schemas, json } => index::index(&source, &out, &schemas, json),
+        Command::Graph { project, format } => index::graph(&project, &format),
     }
+}
+
+/// Flags clap could not parse. `--help` and `--version` print as usual;
+/// with `--json` anywhere on the line, an argument error is one JSON
+/// envelope on stdout (the README promises JSON in every case), else
+/// clap's own message on stderr. Either way exit 1, an invalid request.
+fn argument_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    }
+    if std::env::args_os().any(|a| a == "--json") {
+        // clap's text without its usage block: the first line says what is wrong.
+        let text = e.render().to_string();
+        let message = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+        let tip: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("tip:")).map(str::trim).collect();
+        let message = if tip.is_empty() { message } else { format!("{message} ({})", tip.join("; ")) };
+        return usage_failure(&format!("{message}; run with --help for the flags"), true);
+    }
+    let _ = e.print();
+    ExitCode::from(1)
 }
 
 /// `schemabrain export`: the project's DuckDB source (the demo warehouse by
@@ -144,7 +172,7 @@ fn usage_failure(message: &str, json: bool) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn compile(metrics: &[String], validate: bool, flags: &RequestFlags) -> ExitCode {
+fn compile(metrics: &[String], validate: bool, plan: bool, flags: &RequestFlags) -> ExitCode {
     // Arguments that are files add their metric to the project; the rest are names.
     let files: Vec<&Path> = metrics.iter().map(Path::new).filter(|p| p.is_file()).collect();
     let (model, diags) = load_project_with_extra(&flags.project, &files);
@@ -172,12 +200,28 @@ fn compile(metrics: &[String], validate: bool, flags: &RequestFlags) -> ExitCode
         Ok(p) => p,
         Err(d) => return project_failure(&d, flags.json),
     };
-    let args = match flags.to_args(&names) {
-        Ok(a) => GetMetricArgs { dry_run: true, ..a },
+    if plan {
+        let args = match flags.to_args(&names) {
+            Ok(a) => a,
+            Err(msg) => return usage_failure(&msg, flags.json),
+        };
+        return match tools::request_plan(&project, &args) {
+            Ok(p) if flags.json => {
+                out!("{}", serde_json::json!({"plan": p.to_string()}));
+                ExitCode::SUCCESS
+            }
+            Ok(p) => {
+                out!("{p}");
+                ExitCode::SUCCESS
+            }
+            Err(env) => print_envelope(&env, flags.json, &names.join(", ")),
+        };
+    }
+    let call = match flags.to_call(&names, true) {
+        Ok(c) => c,
         Err(msg) => return usage_failure(&msg, flags.json),
     };
-    let execution = if validate { Execution::Validate } else { Execution::DryRun };
-    let env = tools::get_metric(&project, &args, execution);
+    let env = Session::offline(project).compile(&call, validate);
     if flags.json {
         return print_envelope(&env, true, "");
     }
@@ -205,46 +249,26 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
         Ok(p) => p,
         Err(d) => return project_failure(&d, flags.json),
     };
-    let source = match source.filter(|s| *s != "demo").map(|s| s.to_string()).or_else(|| project.source()) {
-        Some(s) => s,
-        None => return usage_failure("no source: pass --source URL or set `source` in schemabrain.yaml", flags.json),
-    };
-    let engine = match engine::open(&source) {
-        Ok(e) => e,
-        Err(e) => return operational(&e.to_string(), flags.json),
-    };
-    let project = match refresh_catalog(project, engine.as_ref()) {
-        Ok(p) => p,
-        Err(code) => return code(flags.json),
-    };
-    let args = match flags.to_args(metrics) {
-        Ok(a) => a,
+    let call = match flags.to_call(metrics, false) {
+        Ok(c) => c,
         Err(msg) => return usage_failure(&msg, flags.json),
     };
-    let settings = &project.model.settings;
-    let limits = Limits {
-        max_rows: max_rows.unwrap_or(settings.max_rows as usize),
-        timeout: Duration::from_millis(timeout_ms.unwrap_or(settings.timeout_ms)),
+    let options = SessionOptions {
+        source: source.filter(|s| *s != "demo").map(str::to_string),
+        audit: true,
+        max_rows,
+        timeout: timeout_ms.map(Duration::from_millis),
+        introspect: Introspect::Always,
+        require_engine: true,
     };
-    let env = tools::get_metric(&project, &args, Execution::Run { engine: engine.as_ref(), limits });
+    let session = match Session::open(project, options) {
+        Ok(s) => s,
+        Err(SessionError::Project(d)) => return project_failure(&d, flags.json),
+        Err(SessionError::NoSource) => return usage_failure(&SessionError::NoSource.to_string(), flags.json),
+        Err(e) => return operational(&e.to_string(), flags.json),
+    };
+    let env = session.call("get_metric", &call);
     print_envelope(&env, flags.json, &metrics.join(", "))
-}
-
-type Failure = Box<dyn Fn(bool) -> ExitCode>;
-
-/// Introspects the source, writes the snapshot when it changed, and checks
-/// the model against it.
-fn refresh_catalog(project: Project, engine: &dyn engine::Engine) -> Result<Project, Failure> {
-    let catalog = engine.introspect().map_err(|e| -> Failure {
-        let msg = e.to_string();
-        Box::new(move |json| operational(&msg, json))
-    })?;
-    if project.catalog.as_ref() != Some(&catalog) {
-        if let Err(e) = catalog.save_snapshot(&project.dir) {
-            tracing::warn!("could not write the catalog snapshot: {e}");
-        }
-    }
-    project.with_catalog(catalog).map_err(|d| -> Failure { Box::new(move |json| project_failure(&d, json)) })
 }
 
 fn operational(message: &str, json: bool) -> ExitCode {
@@ -275,13 +299,41 @@ fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
         Err(d) => return project_failure(&d, json),
     };
     // Only an explicit --source is opened: `check` alone needs no database.
-    if let Some(src) = source.map(|s| engine::resolve_source(s, Path::new("."))) {
-        let engine = match engine::open(&src) {
-            Ok(e) => e,
+    if let Some(src) = source {
+        // Drift first: what the live source no longer has, with stable codes
+        // (exit 1, so CI can gate on it).
+        let url = engine::resolve_source(src, &std::env::current_dir().unwrap_or_default());
+        let live = match engine::open(&url).and_then(|e| e.introspect()) {
+            Ok(c) => c,
             Err(e) => return operational(&e.to_string(), json),
         };
-        if let Err(code) = refresh_catalog(project.clone(), engine.as_ref()) {
-            return code(json);
+        let drift = crate::catalog::drift(&project.model, &live);
+        if !drift.is_empty() {
+            if json {
+                let items: Vec<serde_json::Value> = drift
+                    .iter()
+                    .map(|d| serde_json::json!({"code": d.code, "entity": d.entity, "table": d.table, "column": d.column, "message": d.what}))
+                    .collect();
+                out!("{}", serde_json::to_string_pretty(&serde_json::json!({"ok": false, "drift": items})).unwrap_or_default());
+            } else {
+                out!("{}: the source drifted from the model ({} changes):", project.dir.display(), drift.len());
+                for d in &drift {
+                    out!("  {:<24} {}: {}", d.code, d.entity, d.what);
+                }
+            }
+            return ExitCode::from(1);
+        }
+        let options = SessionOptions {
+            source: Some(src.to_string()),
+            audit: false,
+            introspect: Introspect::Always,
+            require_engine: true,
+            ..SessionOptions::default()
+        };
+        match Session::open(project.clone(), options) {
+            Ok(_) => {}
+            Err(SessionError::Project(d)) => return project_failure(&d, json),
+            Err(e) => return operational(&e.to_string(), json),
         }
     }
     let m = &project.model;
@@ -338,6 +390,7 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
                 limit,
                 via: via.iter().map(|s| s.to_string()).collect(),
                 dialect: None,
+                response_format: "detailed".into(),
                 json,
             },
         )

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use crate::mcp::{transport, Options, Shared};
+use crate::mcp::transport;
+use crate::tools::{Session, SessionOptions};
 use crate::project::Project;
 
 pub const SERVE_LONG_ABOUT: &str = "\
@@ -66,6 +67,12 @@ pub enum AuditCommand {
         #[arg(long, default_value = ".")]
         project: PathBuf,
     },
+    /// Print the audit record an answer's `fingerprint` names (one JSON line): exit 0 found, 1 not found, 2 unreadable.
+    Show {
+        fingerprint: String,
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+    },
 }
 
 pub fn serve(args: &ServeArgs) -> ExitCode {
@@ -83,7 +90,14 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let shared = Arc::new(Shared::new(project, args.source.as_deref(), Options { audit: !args.no_audit }));
+    let options = SessionOptions { source: args.source.clone(), audit: !args.no_audit, ..SessionOptions::default() };
+    let shared = match Session::open(project, options) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let result = runtime.block_on(async move {
         match args.http {
             Some(addr) => transport::serve_http(shared, addr).await,
@@ -101,17 +115,34 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
 
 pub fn audit(command: &AuditCommand) -> ExitCode {
     match command {
+        AuditCommand::Show { fingerprint, project } => {
+            let dir = crate::model::resolve_project_dir(project);
+            match crate::audit::find(&dir, fingerprint) {
+                Ok(Some(rec)) => {
+                    out!("{}", serde_json::to_string(&rec).unwrap_or_default());
+                    ExitCode::SUCCESS
+                }
+                Ok(None) => {
+                    eprintln!("no audit record with fingerprint {} in {}", crate::model::echo(fingerprint), dir.display());
+                    ExitCode::from(1)
+                }
+                Err(e) => {
+                    eprintln!("cannot read the audit log: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         AuditCommand::Verify { project } => {
             let dir = crate::model::resolve_project_dir(project);
             match crate::audit::verify(&dir) {
                 Ok(v) if v.intact() => {
-                    println!("audit log intact: {} records", v.records);
+                    out!("audit log intact: {} records", v.records);
                     ExitCode::SUCCESS
                 }
                 Ok(v) => {
-                    println!("audit log NOT intact ({} records read):", v.records);
+                    out!("audit log NOT intact ({} records read):", v.records);
                     for p in &v.problems {
-                        println!("  {p}");
+                        out!("  {p}");
                     }
                     ExitCode::from(1)
                 }

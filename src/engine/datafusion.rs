@@ -328,8 +328,8 @@ fn holds_files_within(dir: &Path, ext: &str, depth: usize) -> bool {
 }
 
 impl super::Engine for DataFusionEngine {
-    fn dialect(&self) -> &'static str {
-        "datafusion"
+    fn dialect(&self) -> &'static crate::sql::Dialect {
+        crate::sql::Dialect::datafusion()
     }
 
     fn describe(&self) -> String {
@@ -373,6 +373,7 @@ impl super::Engine for DataFusionEngine {
                     data_type: type_name(f.data_type()).to_ascii_lowercase(),
                     nullable: f.is_nullable(),
                     comment: None,
+                    stats: None,
                 })
                 .collect();
             catalog.tables.insert(
@@ -383,26 +384,36 @@ impl super::Engine for DataFusionEngine {
         Ok(catalog)
     }
 
-    fn execute(&self, compiled: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError> {
+    fn execute(&self, compiled: &CompiledSql, limits: Limits, cancel: &super::Cancel) -> Result<ResultSet, EngineError> {
         // The query runs as a task and the caller waits on a plain channel.
         // The deadline is kept by this thread, not by a tokio timer: timers
         // fire only when a worker parks, and a CPU-bound query keeps every
-        // worker busy. On timeout the task is aborted; at its next yield
-        // (DataFusion's operators yield to the scheduler regularly) it is
-        // dropped with its stream, which aborts every task the query spawned.
+        // worker busy. On timeout or cancellation the task is aborted; at its
+        // next yield (DataFusion's operators yield to the scheduler regularly)
+        // it is dropped with its stream, which aborts every task the query
+        // spawned. Calls share the session context, never a lock.
         let (tx, rx) = std::sync::mpsc::channel();
         let (ctx, compiled_sql, max_rows) = (self.ctx.clone(), compiled.clone(), limits.max_rows);
         let task = self.rt().spawn(async move {
             let _ = tx.send(run(&ctx, &compiled_sql, max_rows).await);
         });
-        match rx.recv_timeout(limits.timeout) {
-            Ok(result) => result,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                task.abort();
-                Err(EngineError::Timeout(limits.timeout))
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                Err(EngineError::Query("the query task ended without an answer (it panicked)".into()))
+        let deadline = std::time::Instant::now() + limits.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left.min(std::time::Duration::from_millis(20))) {
+                Ok(result) => return result,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if cancel.is_cancelled() => {
+                    task.abort();
+                    return Err(EngineError::Cancelled);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if left.is_zero() => {
+                    task.abort();
+                    return Err(EngineError::Timeout(limits.timeout));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(EngineError::Query("the query task ended without an answer (it panicked)".into()));
+                }
             }
         }
     }

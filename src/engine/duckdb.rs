@@ -2,19 +2,21 @@
 //! with a row cap and an interrupting timeout.
 
 use std::path::Path;
-use std::sync::mpsc;
 
 use duckdb::arrow::datatypes::DataType;
 use duckdb::types::{TimeUnit, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
-use super::{EngineError, Limits, ResultColumn, ResultSet};
+use super::{Cancel, EngineError, Limits, ResultColumn, ResultSet, Stop};
 use crate::catalog::{Catalog, ColumnInfo, ForeignKey, TableInfo};
 use crate::ir::Value;
 use crate::sql::CompiledSql;
 
 pub struct DuckDbEngine {
-    conn: Connection,
+    /// The database's first connection; every call works on a clone of it
+    /// (a new connection to the same database), so calls run side by side.
+    /// The lock is held only to clone.
+    base: std::sync::Mutex<Connection>,
     source: String,
 }
 
@@ -28,7 +30,7 @@ impl DuckDbEngine {
         }
         let config = Config::default().access_mode(AccessMode::ReadOnly).map_err(|e| connect_err(e.to_string()))?;
         let conn = Connection::open_with_flags(path, config).map_err(|e| connect_err(e.to_string()))?;
-        Ok(DuckDbEngine { conn, source: source.to_string() })
+        Ok(DuckDbEngine { base: std::sync::Mutex::new(conn), source: source.to_string() })
     }
 
     /// Builds a new database file from a batch of SQL. The file appears only
@@ -56,7 +58,7 @@ impl DuckDbEngine {
         let conn = Connection::open_in_memory()
             .map_err(|e| EngineError::Connect { source_url: source.clone(), message: e.to_string() })?;
         conn.execute_batch(batch).map_err(|e| EngineError::Query(e.to_string()))?;
-        Ok(DuckDbEngine { conn, source })
+        Ok(DuckDbEngine { base: std::sync::Mutex::new(conn), source })
     }
 
     /// An in-memory database holding empty tables shaped like the entities
@@ -85,18 +87,25 @@ impl DuckDbEngine {
             ));
         }
         conn.execute_batch(&ddl).map_err(|e| EngineError::Query(format!("{e} in\n{ddl}")))?;
-        Ok(DuckDbEngine { conn, source })
+        Ok(DuckDbEngine { base: std::sync::Mutex::new(conn), source })
+    }
+
+    /// A new connection to the shared database, for one call.
+    fn connection(&self) -> Result<Connection, EngineError> {
+        let base = self.base.lock().unwrap_or_else(|p| p.into_inner());
+        base.try_clone().map_err(|e| EngineError::Connect { source_url: self.source.clone(), message: e.to_string() })
     }
 
     /// Prepares `sql` (names and types are bound) without running it.
     pub fn validate(&self, sql: &str) -> Result<(), EngineError> {
-        self.conn.prepare(sql).map(|_| ()).map_err(|e| EngineError::Query(e.to_string()))
+        self.connection()?.prepare(sql).map(|_| ()).map_err(|e| EngineError::Query(e.to_string()))
     }
 
     /// Every row of `sql` as text (NULL as `None`), `n` columns each.
     pub(crate) fn strings(&self, sql: &str, n: usize) -> Result<Vec<Vec<Option<String>>>, EngineError> {
         let q = |e: duckdb::Error| EngineError::Query(e.to_string());
-        let mut stmt = self.conn.prepare(sql).map_err(q)?;
+        let conn = self.connection()?;
+        let mut stmt = conn.prepare(sql).map_err(q)?;
         let mut rows = stmt.query([]).map_err(q)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(q)? {
@@ -117,7 +126,8 @@ impl DuckDbEngine {
     pub(crate) fn copy_to_parquet(&self, select: &str, path: &Path) -> Result<u64, EngineError> {
         let q = |e: duckdb::Error| EngineError::Query(e.to_string());
         let w = |e: parquet::errors::ParquetError| EngineError::Query(format!("{}: {e}", path.display()));
-        let mut stmt = self.conn.prepare(select).map_err(q)?;
+        let conn = self.connection()?;
+        let mut stmt = conn.prepare(select).map_err(q)?;
         let batches = stmt.query_arrow([]).map_err(q)?;
         let schema = batches.get_schema();
         let tmp = path.with_extension("parquet.writing");
@@ -145,7 +155,8 @@ impl DuckDbEngine {
     pub(crate) fn copy_to_csv(&self, select: &str, path: &Path) -> Result<u64, EngineError> {
         let q = |e: duckdb::Error| EngineError::Query(e.to_string());
         let w = |e: duckdb::arrow::error::ArrowError| EngineError::Query(format!("{}: {e}", path.display()));
-        let mut stmt = self.conn.prepare(select).map_err(q)?;
+        let conn = self.connection()?;
+        let mut stmt = conn.prepare(select).map_err(q)?;
         let batches = stmt.query_arrow([]).map_err(q)?;
         let tmp = path.with_extension("csv.writing");
         let file = std::fs::File::create(&tmp).map_err(|e| EngineError::Query(format!("{}: {e}", tmp.display())))?;
@@ -167,9 +178,10 @@ impl DuckDbEngine {
 impl super::Engine for DuckDbEngine {
     fn describe(&self) -> String {
         let version = self
-            .conn
-            .query_row("SELECT version()", [], |r| r.get::<_, String>(0))
-            .unwrap_or_else(|_| "unknown".into());
+            .connection()
+            .ok()
+            .and_then(|c| c.query_row("SELECT version()", [], |r| r.get::<_, String>(0)).ok())
+            .unwrap_or_else(|| "unknown".into());
         format!("duckdb {version}")
     }
 
@@ -204,6 +216,7 @@ impl super::Engine for DuckDbEngine {
                     data_type: c[3].clone().unwrap_or_default().to_ascii_lowercase(),
                     nullable: c[4].as_deref() != Some("false"),
                     comment: c[5].clone(),
+                    stats: None,
                 });
             }
         }
@@ -235,25 +248,17 @@ impl super::Engine for DuckDbEngine {
         Ok(catalog)
     }
 
-    fn execute(&self, compiled: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError> {
-        // A watchdog interrupts the query when the timeout passes; finishing
-        // first drops the sender, which wakes the watchdog to exit quietly.
-        let handle = self.conn.interrupt_handle();
-        let (done, wait) = mpsc::channel::<()>();
-        let timeout = limits.timeout;
-        let watchdog = std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(timeout) {
-                handle.interrupt();
-                return true;
-            }
-            false
-        });
-        let result = run(&self.conn, compiled, limits.max_rows);
-        drop(done);
-        let timed_out = watchdog.join().unwrap_or(false);
-        match result {
-            Err(_) if timed_out => Err(EngineError::Timeout(timeout)),
-            other => other,
+    fn execute(&self, compiled: &CompiledSql, limits: Limits, cancel: &Cancel) -> Result<ResultSet, EngineError> {
+        // A connection of its own, and a watch that interrupts it when the
+        // timeout passes or the caller cancels.
+        let conn = self.connection()?;
+        let handle = conn.interrupt_handle();
+        let watch = super::watch(limits.timeout, cancel, move || handle.interrupt());
+        let result = run(&conn, compiled, limits.max_rows);
+        match (watch.finish(), result) {
+            (Stop::TimedOut, Err(_)) => Err(EngineError::Timeout(limits.timeout)),
+            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (_, other) => other,
         }
     }
 }

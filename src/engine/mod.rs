@@ -12,22 +12,25 @@
 //! Architecture invariant: knows catalogs and compiled SQL, never plans or
 //! envelopes; failures are `EngineError`s that `tools` maps to error kinds.
 
+mod cancel;
 mod datafusion;
 mod duckdb;
 pub mod export;
 mod mysql;
+mod pool;
 mod postgres;
 mod runtime;
 
 use std::path::Path;
 use std::time::Duration;
 
+pub use self::cancel::{watch, Cancel, Stop, Watch};
 pub use self::datafusion::{arrow_type, is_datafusion_url, DataFusionEngine};
 pub use self::duckdb::DuckDbEngine;
 pub use self::mysql::{is_mysql_url, MySqlEngine};
 pub use self::postgres::{is_postgres_url, PostgresEngine};
 use crate::catalog::Catalog;
-use crate::sql::CompiledSql;
+use crate::sql::{CompiledSql, Dialect};
 
 /// Limits every execution runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,21 +62,33 @@ pub enum EngineError {
     Connect { source_url: String, message: String },
     #[error("the query did not finish within {0:?} and was interrupted")]
     Timeout(Duration),
+    #[error("the query was cancelled by the caller and interrupted")]
+    Cancelled,
     #[error("the engine rejected the query: {0}")]
     Query(String),
     #[error("unsupported source `{0}`: supported are duckdb:PATH, paths ending in .duckdb, postgres://…, postgresql://…, mysql://…, mariadb://…, parquet:DIR and csv:DIR")]
     UnsupportedSource(String),
 }
 
-pub trait Engine {
+/// An engine serves many calls at once: every method takes `&self`, and
+/// none holds a lock for the length of a query (DuckDB opens a connection
+/// per call from the shared database, the network engines take one from a
+/// small pool), so a long query never makes a metadata call wait.
+pub trait Engine: Send + Sync {
     /// Engine name and version, for the catalog snapshot.
     fn describe(&self) -> String;
     fn introspect(&self) -> Result<Catalog, EngineError>;
-    fn execute(&self, sql: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError>;
+    /// Runs one read-only statement; a timeout or `cancel` interrupts it in
+    /// the engine.
+    fn execute(&self, sql: &CompiledSql, limits: Limits, cancel: &Cancel) -> Result<ResultSet, EngineError>;
+    /// `execute` with nothing to stop it but its timeout.
+    fn run(&self, sql: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError> {
+        self.execute(sql, limits, &Cancel::never())
+    }
     /// The dialect this engine runs: SQL is compiled for it unless the
     /// request or the project names another.
-    fn dialect(&self) -> &'static str {
-        "duckdb"
+    fn dialect(&self) -> &'static Dialect {
+        Dialect::duckdb()
     }
 }
 
@@ -95,7 +110,7 @@ pub fn resolve_source(source: &str, base: &Path) -> String {
 }
 
 /// Opens a source URL read-only.
-pub fn open(source: &str) -> Result<Box<dyn Engine + Send>, EngineError> {
+pub fn open(source: &str) -> Result<Box<dyn Engine>, EngineError> {
     let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
     match path {
         Some(p) => Ok(Box::new(DuckDbEngine::open_read_only(Path::new(p), source)?)),

@@ -21,6 +21,11 @@
 //!   stops sending after that many rows of the outer SELECT (a LIMIT in the
 //!   statement itself still applies).
 //!
+//! Concurrency: each call takes a connection of its own from a small pool
+//! (opened on demand, session set to UTC), so calls never queue behind each
+//! other; a cancelled call is stopped with `KILL QUERY` from another
+//! connection, as a statement past its deadline is.
+//!
 //! A READ ONLY transaction stops writes to tables, not `SET GLOBAL` or
 //! `SELECT … INTO OUTFILE`: in production, connect as an account with SELECT
 //! privileges only (the SQL we run is generated, but defence in depth).
@@ -31,21 +36,21 @@
 //!
 //! Architecture invariant: no planning, no envelopes; failures are `EngineError`s.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, Params};
 
-use super::{runtime, EngineError, Limits, ResultColumn, ResultSet};
+use super::pool::Pool;
+use super::{cancel, runtime, Cancel, EngineError, Limits, ResultColumn, ResultSet, Stop};
 use crate::catalog::{Catalog, ColumnInfo, ForeignKey, TableInfo};
 use crate::ir::Value;
 use crate::sql::CompiledSql;
 
 pub struct MySqlEngine {
-    rt: tokio::runtime::Runtime,
-    conn: Mutex<Option<Conn>>,
+    rt: runtime::Runtime,
+    conns: Pool<Conn>,
     opts: Opts,
     mariadb: bool,
     version: String,
@@ -67,6 +72,16 @@ pub(crate) fn opts_of(source: &str) -> Result<Opts, EngineError> {
     let opts = Opts::from_url(&url).map_err(|e| err(e.to_string()))?;
     // Statements are prepared per query; no pool, no cache surprises across sessions.
     Ok(mysql_async::OptsBuilder::from_opts(opts).prefer_socket(false).into())
+}
+
+/// Idle connections kept between calls.
+const MAX_IDLE: usize = 4;
+
+/// A new connection with the session every query assumes (UTC).
+async fn session_conn(opts: &Opts) -> Result<Conn, mysql_async::Error> {
+    let mut conn = connect_conn(opts).await?;
+    conn.query_drop("SET SESSION time_zone = '+00:00'").await?;
+    Ok(conn)
 }
 
 pub(crate) async fn connect_conn(opts: &Opts) -> Result<Conn, mysql_async::Error> {
@@ -95,14 +110,23 @@ impl MySqlEngine {
         let opts = opts_of(source)?;
         let err = |message: String| EngineError::Connect { source_url: runtime::redact(source), message };
         let (conn, version) = runtime::block_on(&rt, async {
-                let mut conn = connect_conn(&opts).await?;
+                let mut conn = session_conn(&opts).await?;
                 let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
-                conn.query_drop("SET SESSION time_zone = '+00:00'").await?;
                 Ok::<_, mysql_async::Error>((conn, version.unwrap_or_default()))
             })
             .map_err(|e| err(error_text(&e)))?;
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
-        Ok(MySqlEngine { rt, conn: Mutex::new(Some(conn)), opts, mariadb, version, source: runtime::redact(source) })
+        let conns = Pool::new(MAX_IDLE);
+        conns.give(conn);
+        Ok(MySqlEngine { rt, conns, opts, mariadb, version, source: runtime::redact(source) })
+    }
+
+    /// A connection for one call: an idle one, or a new session.
+    fn session(&self) -> Result<Conn, mysql_async::Error> {
+        match self.conns.take() {
+            Some(conn) => Ok(conn),
+            None => runtime::block_on(&self.rt, session_conn(&self.opts)),
+        }
     }
 
     /// Whether the server is MariaDB (as opposed to MySQL).
@@ -111,19 +135,15 @@ impl MySqlEngine {
     }
 
     fn strings(&self, sql: &'static str) -> Result<Vec<Vec<Option<String>>>, EngineError> {
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let slot: &mut Option<Conn> = &mut guard;
-        let opts = &self.opts;
-        let rows = runtime::block_on(&self.rt, async move {
-                if slot.is_none() {
-                    *slot = Some(connect_conn(opts).await?);
-                }
-                let conn = slot.as_mut().expect("connected above");
+        let query = |e: mysql_async::Error| EngineError::Query(error_text(&e));
+        let mut conn = self.session().map_err(query)?;
+        let rows = runtime::block_on(&self.rt, async {
                 // No row cap left over from a query that ended early.
                 conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await?;
                 conn.query::<mysql_async::Row, _>(sql).await
             })
-            .map_err(|e| EngineError::Query(error_text(&e)))?;
+            .map_err(query)?;
+        self.conns.give(conn);
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -141,8 +161,8 @@ impl MySqlEngine {
 }
 
 impl super::Engine for MySqlEngine {
-    fn dialect(&self) -> &'static str {
-        "mysql"
+    fn dialect(&self) -> &'static crate::sql::Dialect {
+        crate::sql::Dialect::mysql()
     }
 
     fn describe(&self) -> String {
@@ -180,6 +200,7 @@ impl super::Engine for MySqlEngine {
                     data_type,
                     nullable: c[4].as_deref() != Some("NO"),
                     comment: c[5].clone().filter(|s| !s.is_empty()),
+                    stats: None,
                 });
             }
         }
@@ -218,8 +239,7 @@ impl super::Engine for MySqlEngine {
         Ok(catalog)
     }
 
-    fn execute(&self, compiled: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError> {
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+    fn execute(&self, compiled: &CompiledSql, limits: Limits, cancel: &Cancel) -> Result<ResultSet, EngineError> {
         let q = |e: mysql_async::Error| -> EngineError {
             if is_timeout(&e) {
                 EngineError::Timeout(limits.timeout)
@@ -227,39 +247,54 @@ impl super::Engine for MySqlEngine {
                 EngineError::Query(error_text(&e))
             }
         };
-        if guard.is_none() {
-            *guard = Some(runtime::block_on(&self.rt, connect_conn(&self.opts)).map_err(q)?);
-        }
-        let conn = guard.as_mut().expect("connected above");
+        let mut conn = self.session().map_err(q)?;
         let id = conn.id();
+        // The server's own statement timeout is the real limit; the watch
+        // kills the query from another connection when the caller cancels,
+        // or as a backstop when the server lets the deadline pass.
         let backstop = limits.timeout + Duration::from_secs(2);
-        let outcome = runtime::block_on_within(&self.rt, backstop, run(conn, compiled, limits, self.mariadb));
+        let (handle, opts) = (self.rt.handle().clone(), self.opts.clone());
+        let watch = cancel::watch(backstop, cancel, move || {
+            handle.spawn(async move {
+                let killed = async {
+                    let mut killer = connect_conn(&opts).await?;
+                    killer.query_drop(format!("KILL QUERY {id}")).await?;
+                    killer.disconnect().await
+                };
+                if let Err(e) = killed.await {
+                    tracing::warn!("KILL QUERY {id} failed: {e}");
+                }
+            });
+        });
+        let outcome = runtime::block_on_within(&self.rt, backstop + Duration::from_secs(3), run(&mut conn, compiled, limits, self.mariadb));
+        let stop = watch.finish();
         match outcome {
-            Some(Ok(rs)) => Ok(rs),
+            Some(Ok(rs)) => {
+                self.conns.give(conn);
+                // A killed SLEEP() returns normally; a cancelled call answers nothing.
+                if stop == Stop::Cancelled {
+                    return Err(EngineError::Cancelled);
+                }
+                Ok(rs)
+            }
             Some(Err(e)) => {
-                // A failed statement leaves the transaction open: end it, or
-                // start afresh when the connection itself is in doubt.
+                // A failed statement leaves the transaction open: end it, and
+                // keep the connection only if that works.
                 let ended = runtime::block_on(&self.rt, async {
                     conn.query_drop("ROLLBACK").await?;
                     conn.query_drop("SET SESSION sql_select_limit = DEFAULT").await
                 });
-                if ended.is_err() {
-                    *guard = None;
+                if ended.is_ok() {
+                    self.conns.give(conn);
                 }
-                Err(q(e))
+                match stop {
+                    Stop::Cancelled => Err(EngineError::Cancelled),
+                    _ => Err(q(e)),
+                }
             }
-            None => {
-                // The server did not stop the statement: kill it from another
-                // connection and drop this one, whose state is unknown.
-                let opts = self.opts.clone();
-                let _ = runtime::block_on(&self.rt, async move {
-                    let mut killer = connect_conn(&opts).await?;
-                    killer.query_drop(format!("KILL QUERY {id}")).await?;
-                    killer.disconnect().await
-                });
-                *guard = None;
-                Err(EngineError::Timeout(limits.timeout))
-            }
+            // The statement did not stop: the connection's state is unknown, drop it.
+            None if stop == Stop::Cancelled => Err(EngineError::Cancelled),
+            None => Err(EngineError::Timeout(limits.timeout)),
         }
     }
 }

@@ -19,28 +19,38 @@
 //! - row cap: the statement is bound to a portal and at most `max_rows + 1`
 //!   rows are fetched, so the server never sends more.
 //!
+//! Concurrency: each call takes a connection of its own from a small pool
+//! (opened on demand, set up read-only), so calls never queue behind each
+//! other; a cancelled call sends the server a cancel request for its query.
+//!
 //! A read-only transaction stops writes to tables and sequences, not every
 //! side effect a superuser's function call can have: in production, connect
 //! as a role with SELECT privileges only.
 //!
 //! Architecture invariant: no planning, no envelopes; failures are `EngineError`s.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls};
 
-use super::{runtime, EngineError, Limits, ResultColumn, ResultSet};
+use super::pool::Pool;
+use super::{cancel, runtime, Cancel, EngineError, Limits, ResultColumn, ResultSet, Stop};
 use crate::catalog::{Catalog, ColumnInfo, ForeignKey, TableInfo};
 use crate::ir::Value;
 use crate::sql::CompiledSql;
 
 pub struct PostgresEngine {
-    rt: tokio::runtime::Runtime,
-    client: Mutex<Client>,
+    rt: runtime::Runtime,
+    clients: Pool<Client>,
+    /// The URL as given, for new connections.
+    url: String,
+    /// The URL with its password hidden, for messages and the catalog.
     source: String,
 }
+
+/// Idle connections kept between calls.
+const MAX_IDLE: usize = 4;
 
 /// Whether a URL names a Postgres server.
 pub fn is_postgres_url(source: &str) -> bool {
@@ -94,17 +104,29 @@ impl PostgresEngine {
     /// transaction of the session is read-only.
     pub fn connect(source: &str) -> Result<Self, EngineError> {
         let rt = runtime::new(source)?;
-        let client = connect(&rt, source)?;
-        runtime::block_on(&rt, client.batch_execute("SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"))
-            .map_err(|e| EngineError::Connect { source_url: runtime::redact(source), message: error_text(&e) })?;
-        Ok(PostgresEngine { rt, client: Mutex::new(client), source: runtime::redact(source) })
+        let engine = PostgresEngine { rt, clients: Pool::new(MAX_IDLE), url: source.to_string(), source: runtime::redact(source) };
+        // Connect once now, so a bad URL or a server that is down fails here.
+        let client = engine.session()?;
+        engine.clients.give(client);
+        Ok(engine)
+    }
+
+    /// A connection for one call: an idle one, or a new read-only session.
+    fn session(&self) -> Result<Client, EngineError> {
+        if let Some(client) = self.clients.take().filter(|c| !c.is_closed()) {
+            return Ok(client);
+        }
+        let client = connect(&self.rt, &self.url)?;
+        runtime::block_on(&self.rt, client.batch_execute("SET default_transaction_read_only = on; SET TIME ZONE 'UTC'"))
+            .map_err(|e| EngineError::Connect { source_url: self.source.clone(), message: error_text(&e) })?;
+        Ok(client)
     }
 
     /// Rows of a catalog query as text (simple protocol).
     fn strings(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>, EngineError> {
-        let client = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        let client: &Client = &client;
+        let client = self.session()?;
         let messages = runtime::block_on(&self.rt, client.simple_query(sql)).map_err(|e| EngineError::Query(error_text(&e)))?;
+        self.clients.give(client);
         Ok(messages
             .into_iter()
             .filter_map(|m| match m {
@@ -118,8 +140,8 @@ impl PostgresEngine {
 }
 
 impl super::Engine for PostgresEngine {
-    fn dialect(&self) -> &'static str {
-        "postgres"
+    fn dialect(&self) -> &'static crate::sql::Dialect {
+        crate::sql::Dialect::postgres()
     }
 
     fn describe(&self) -> String {
@@ -167,6 +189,7 @@ impl super::Engine for PostgresEngine {
                     data_type: c[3].clone().unwrap_or_default(),
                     nullable: c[4].as_deref() != Some("false"),
                     comment: c[5].clone(),
+                    stats: None,
                 });
             }
         }
@@ -201,19 +224,40 @@ impl super::Engine for PostgresEngine {
         Ok(catalog)
     }
 
-    fn execute(&self, compiled: &CompiledSql, limits: Limits) -> Result<ResultSet, EngineError> {
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        let cancel = client.cancel_token();
-        // The server's statement_timeout is the real limit; this deadline
-        // only covers a server that does not answer at all.
+    fn execute(&self, compiled: &CompiledSql, limits: Limits, cancel: &Cancel) -> Result<ResultSet, EngineError> {
+        let mut client = self.session()?;
+        // The server's statement_timeout is the real limit; the watch sends a
+        // cancel request when the caller cancels, or as a backstop when the
+        // server lets the deadline pass.
+        let token = client.cancel_token();
+        let handle = self.rt.handle().clone();
         let backstop = limits.timeout + Duration::from_secs(2);
-        let outcome = runtime::block_on_within(&self.rt, backstop, run(&mut client, compiled, limits));
+        let watch = cancel::watch(backstop, cancel, move || {
+            handle.spawn(async move {
+                if let Err(e) = token.cancel_query(NoTls).await {
+                    tracing::warn!("postgres cancel request failed: {e}");
+                }
+            });
+        });
+        // A server that answers nothing, not even the cancel, is given up on.
+        let outcome = runtime::block_on_within(&self.rt, backstop + Duration::from_secs(3), run(&mut client, compiled, limits));
+        let stop = watch.finish();
         match outcome {
-            Some(result) => result,
-            None => {
-                let _ = runtime::block_on(&self.rt, cancel.cancel_query(NoTls));
-                Err(EngineError::Timeout(limits.timeout))
+            Some(result) => {
+                // The transaction ended (or is rolled back as it drops): the
+                // session is clean for the next call.
+                if !client.is_closed() {
+                    self.clients.give(client);
+                }
+                // A cancelled call answers nothing, even if the query got done.
+                match (result, stop) {
+                    (_, Stop::Cancelled) => Err(EngineError::Cancelled),
+                    (Err(_), Stop::TimedOut) => Err(EngineError::Timeout(limits.timeout)),
+                    (result, _) => result,
+                }
             }
+            None if stop == Stop::Cancelled => Err(EngineError::Cancelled),
+            None => Err(EngineError::Timeout(limits.timeout)),
         }
     }
 }

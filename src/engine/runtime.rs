@@ -1,6 +1,7 @@
 //! The small async runtime a network engine owns: the `Engine` trait is
 //! synchronous, the maintained Postgres and MySQL clients are async, so each
-//! engine keeps one current-thread tokio runtime and blocks on it per call.
+//! engine keeps one tokio runtime and blocks on it per call, from as many
+//! threads as there are calls running.
 //!
 //! Owns only the runtime's construction and the deadline helper; knows
 //! nothing of SQL or catalogs.
@@ -10,13 +11,38 @@ use std::time::Duration;
 
 use super::EngineError;
 
-/// One current-thread runtime (no worker threads: the engine's calls are
-/// sequential, and a spawned connection task runs while a call blocks on it).
-pub(crate) fn new(source: &str) -> Result<tokio::runtime::Runtime, EngineError> {
-    tokio::runtime::Builder::new_current_thread()
+/// A runtime with one worker: it drives the connection tasks and cancel
+/// requests while any number of callers block on their own queries (the work
+/// is waiting on sockets, so one worker is enough).
+pub(crate) fn new(source: &str) -> Result<Runtime, EngineError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("schemabrain-net")
         .enable_all()
         .build()
+        .map(|rt| Runtime(Some(rt)))
         .map_err(|e| EngineError::Connect { source_url: source.to_string(), message: format!("cannot start the async runtime: {e}") })
+}
+
+/// A runtime that shuts down without waiting when dropped: dropping a tokio
+/// runtime the ordinary way panics inside another runtime (an MCP server
+/// dropping its session), and waiting would hang on an unanswered socket.
+pub(crate) struct Runtime(Option<tokio::runtime::Runtime>);
+
+impl std::ops::Deref for Runtime {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &tokio::runtime::Runtime {
+        self.0.as_ref().expect("the runtime lives as long as its engine")
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 /// Runs `fut` to completion on `rt`. Called from inside another tokio

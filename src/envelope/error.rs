@@ -173,6 +173,19 @@ impl ToolError {
         self
     }
 
+    /// Appends a sentence to the message.
+    pub fn append_message(&mut self, sentence: &str) {
+        self.message.push(' ');
+        self.message.push_str(sentence);
+    }
+
+    /// Points the recovery at another call, keeping its fuzzy matches and hints.
+    pub fn redirect(&mut self, tool: impl Into<String>, args: Value) {
+        let call = Recovery::call(tool, args);
+        self.recovery.suggested_tool = call.suggested_tool;
+        self.recovery.suggested_args = call.suggested_args;
+    }
+
     fn with_code(kind: ErrorKind, code: ErrorCode, message: String, recovery: Recovery) -> Self {
         Self {
             kind,

@@ -11,12 +11,16 @@
 //! (no model, plan, sql or engine). Tools translate their own failures into
 //! these types, never the other way round.
 
+mod compact;
 mod error;
 mod kinds;
+mod next_action;
 mod response;
 mod trust;
 
+pub use compact::compact_envelope_schema;
 pub use error::{Recovery, Refusal, ToolError};
+pub use next_action::NextAction;
 pub use kinds::{DegradationReason, ErrorCode, ErrorKind, FailureKind, RefusalKind, Status};
 pub use response::{envelope_json_schema, Envelope, CHARTER_VERSION};
 pub use trust::{

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::error::{RawToolError, Refusal, ToolError};
 use super::kinds::{DegradationReason, Status};
+use super::next_action::NextAction;
 use super::trust::{Confidence, Provenance};
 
 /// The charter version every envelope announces.
@@ -42,6 +43,13 @@ pub struct Envelope {
     charter_version: &'static str,
     /// Identifier of this call, for logs and the audit trail.
     trace_id: String,
+    /// Seed 004: the one step to take next (a call to copy, or a URI), and whether it must be followed.
+    // Additive to the charter's nine fields: absent rather than null when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_action: Option<NextAction>,
+    /// Server-made id of this answer's audit record; echo it exactly (`schemabrain audit show FINGERPRINT`). Absent when the call was not audited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
 }
 
 impl Envelope {
@@ -56,6 +64,8 @@ impl Envelope {
             degradation_reason: None,
             charter_version: CHARTER_VERSION,
             trace_id: uuid::Uuid::new_v4().simple().to_string(),
+            next_action: None,
+            fingerprint: None,
         }
     }
 
@@ -127,9 +137,64 @@ impl Envelope {
         self
     }
 
+    pub fn with_next_action(mut self, next: NextAction) -> Self {
+        self.next_action = Some(next);
+        self
+    }
+
+    /// Edits the next action in place (retry escalation); no-op without one.
+    pub fn map_next_action(mut self, edit: impl FnOnce(&mut NextAction)) -> Self {
+        if let Some(next) = self.next_action.as_mut() {
+            edit(next);
+        }
+        self
+    }
+
+    pub fn next_action(&self) -> Option<&NextAction> {
+        self.next_action.as_ref()
+    }
+
+    /// Links the answer to its audit record.
+    pub fn with_fingerprint(mut self, fingerprint: impl Into<String>) -> Self {
+        self.fingerprint = Some(fingerprint.into());
+        self
+    }
+
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.fingerprint.as_deref()
+    }
+
     /// Replaces the generated trace id, e.g. with the caller's request id.
     pub fn with_trace_id(mut self, trace_id: impl Into<String>) -> Self {
         self.trace_id = trace_id.into();
+        self
+    }
+
+    /// Edits an object payload in place (shaping: trimming lists, adding
+    /// notes). Status and error stay as they are, so no edit can break the
+    /// envelope's invariants; a payload that is not an object is left alone.
+    pub fn map_data_object(mut self, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Self {
+        if let Some(Value::Object(map)) = self.data.as_mut() {
+            edit(map);
+        }
+        self
+    }
+
+    /// A successful answer whose data was cut (size cap) becomes `partial`;
+    /// any other status is kept (a degraded answer stays degraded, with its
+    /// reason, and says in its notes what was cut).
+    pub fn mark_partial(mut self) -> Self {
+        if self.status == Status::Success && self.data.is_some() {
+            self.status = Status::Partial;
+        }
+        self
+    }
+
+    /// Edits the error in place (retry escalation); no-op without one.
+    pub fn map_error(mut self, edit: impl FnOnce(&mut ToolError)) -> Self {
+        if let Some(error) = self.error.as_mut() {
+            edit(error);
+        }
         self
     }
 
@@ -183,6 +248,8 @@ impl Envelope {
             degradation_reason,
             charter_version,
             trace_id,
+            next_action,
+            fingerprint,
         } = raw;
         if charter_version != CHARTER_VERSION {
             return Err(format!(
@@ -244,6 +311,8 @@ impl Envelope {
             degradation_reason,
             charter_version: CHARTER_VERSION,
             trace_id,
+            next_action,
+            fingerprint,
         })
     }
 }
@@ -266,6 +335,11 @@ struct RawEnvelope {
     degradation_reason: Option<DegradationReason>,
     charter_version: String,
     trace_id: String,
+    // Seed 004 additions: absent on envelopes written before them.
+    #[serde(default)]
+    next_action: Option<NextAction>,
+    #[serde(default)]
+    fingerprint: Option<String>,
 }
 
 // Hand-written instead of `#[serde(try_from = "RawEnvelope")]`: schemars honours

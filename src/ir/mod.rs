@@ -6,7 +6,8 @@
 //! request can be wrong, carrying what a recovery needs (close matches,
 //! allowed values, candidates).
 //!
-//! Architecture invariant: depends on `model` only. No join graph (that is
+//! Architecture invariant: depends on `model` (and `pii`, which hides
+//! redacted columns from suggestions) only. No join graph (that is
 //! `plan`), no SQL, no envelope: `tools` maps issues to error kinds.
 
 mod issue;
@@ -22,6 +23,20 @@ pub use value::{parse_cli_value, Value};
 /// Smallest and largest `limit`, and the default when the model sets none.
 pub const MIN_LIMIT: i64 = 1;
 pub const MAX_LIMIT: i64 = 10_000;
+
+/// Bounds on a request's lists and names. A request over one is refused as
+/// malformed, naming the argument and the bound, before any lookup: an agent
+/// that sends 100,000 `in` values has a bug, and answering it would cost the
+/// database and the context window. Documented in docs/mcp.md ("Limits").
+pub const MAX_NAMES: usize = 20;
+pub const MAX_GROUP_BY: usize = 20;
+pub const MAX_FILTERS: usize = 50;
+pub const MAX_IN_VALUES: usize = 1_000;
+pub const MAX_ORDER_BY: usize = 20;
+pub const MAX_VIA: usize = 10;
+/// Longest name (metric, `entity.column`, join) or text value, in characters.
+pub const MAX_NAME_CHARS: usize = 256;
+pub const MAX_VALUE_CHARS: usize = 4_096;
 
 /// A request as it arrives, before any name is checked. Field names are
 /// `get_metric`'s arguments.

@@ -5,16 +5,59 @@
 use super::*;
 use crate::model::{close_matches, is_identifier, CheckedModel, Entity, FilterOp, OpArity, SemanticModel};
 
-/// Names echoed in messages are cut to this many characters, so a hostile
-/// 100 KB name cannot blow up a response.
-const ECHO_MAX: usize = 200;
+pub use crate::model::echo;
 
-pub fn echo(s: &str) -> String {
-    if s.chars().count() <= ECHO_MAX {
-        s.to_string()
-    } else {
-        format!("{}...", s.chars().take(ECHO_MAX).collect::<String>())
+/// The request's lists and names within the bounds in `ir` (MAX_*).
+fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
+    let too_many = |argument: &str, got: usize, max: usize| Issue::Malformed {
+        argument: argument.into(),
+        message: format!("{got} entries in `{argument}`, more than the limit of {max}; split the request"),
+    };
+    let lists = [
+        ("names", req.names.len(), MAX_NAMES),
+        ("group_by", req.group_by.len(), MAX_GROUP_BY),
+        ("filters", req.filters.len(), MAX_FILTERS),
+        ("order_by", req.order_by.len(), MAX_ORDER_BY),
+        ("via", req.via.len(), MAX_VIA),
+    ];
+    if let Some((argument, got, max)) = lists.into_iter().find(|(_, got, max)| got > max) {
+        return Err(too_many(argument, got, max));
     }
+    let long_name = |argument: &str, name: &str| Issue::Malformed {
+        argument: argument.into(),
+        message: format!("`{}` is {} characters long, more than the limit of {MAX_NAME_CHARS}", echo(name), name.chars().count()),
+    };
+    let names = req.names.iter().map(|n| ("names", n))
+        .chain(req.group_by.iter().map(|n| ("group_by", n)))
+        .chain(req.filters.iter().map(|f| ("filters", &f.column)))
+        .chain(req.order_by.iter().map(|o| ("order_by", &o.column)))
+        .chain(req.via.iter().map(|v| ("via", v)))
+        .chain(req.time_dimension.iter().map(|t| ("time_dimension", t)));
+    for (argument, name) in names {
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(long_name(argument, name));
+        }
+    }
+    for f in &req.filters {
+        let values: &[Literal] = match &f.value {
+            FilterValue::None => &[],
+            FilterValue::Scalar(v) => std::slice::from_ref(v),
+            FilterValue::List(vs) => vs,
+        };
+        if values.len() > MAX_IN_VALUES {
+            return Err(Issue::Malformed {
+                argument: "filters".into(),
+                message: format!("{} values in the filter on `{}`, more than the limit of {MAX_IN_VALUES}", values.len(), echo(&f.column)),
+            });
+        }
+        if let Some(Literal::Text(t)) = values.iter().find(|v| matches!(v, Literal::Text(t) if t.chars().count() > MAX_VALUE_CHARS)) {
+            return Err(Issue::Malformed {
+                argument: "filters".into(),
+                message: format!("a value of the filter on `{}` is {} characters long, more than the limit of {MAX_VALUE_CHARS}", echo(&f.column), t.chars().count()),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Resolves a request into the simple-metric queries it needs (components)
@@ -24,6 +67,7 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     if req.names.is_empty() {
         return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
     }
+    within_bounds(req)?;
     // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
     let mut requested: Vec<&str> = Vec::new();
     for name in &req.names {
@@ -80,7 +124,11 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     };
     let mut request_filters: Vec<Filter> = Vec::new();
     for f in &req.filters {
-        request_filters.push(filter(model, f)?);
+        // Identical filters say the same thing once.
+        let f = filter(model, f)?;
+        if !request_filters.contains(&f) {
+            request_filters.push(f);
+        }
     }
     let order_by = order_keys(&requested, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
@@ -260,15 +308,18 @@ fn column(model: &SemanticModel, text: &str, role: ColumnRole) -> Result<ColumnR
             fuzzy: close_matches(entity, model.entities.keys().map(String::as_str)),
         });
     };
-    check_column(e, col, role)?;
+    check_column(model, e, col, role)?;
     Ok(ColumnRef::new(entity, col))
 }
 
-fn check_column(e: &Entity, col: &str, role: ColumnRole) -> Result<(), Issue> {
+fn check_column(model: &SemanticModel, e: &Entity, col: &str, role: ColumnRole) -> Result<(), Issue> {
     if !e.knows_columns() || e.column(col).is_some() {
         return Ok(());
     }
-    let allowed = e.column_names();
+    // Redacted columns are neither offered nor named: a request could not
+    // use them, and listing them would leak what the PII policy hides.
+    let allowed: Vec<String> =
+        e.column_names().into_iter().filter(|c| !crate::pii::decide(&model.pii_policy, &e.table, c).redacted()).collect();
     Err(Issue::UnknownColumn {
         role,
         entity: e.name.clone(),

@@ -18,10 +18,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 
-use super::{SchemaBrainServer, Shared};
+use super::SchemaBrainServer;
+use crate::tools::Session;
 
 /// Serves MCP over stdin/stdout until stdin closes.
-pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
+pub async fn serve_stdio(shared: Arc<Session>) -> anyhow::Result<()> {
     let out = protocol_stdout()?;
     let server = SchemaBrainServer::new(shared);
     let running = server.serve((tokio::io::stdin(), out)).await?;
@@ -47,7 +48,7 @@ fn protocol_stdout() -> anyhow::Result<tokio::fs::File> {
 }
 
 /// The axum router serving MCP on `/mcp` (exposed for tests).
-pub fn http_router(shared: Arc<Shared>, allowed_hosts: Vec<String>) -> axum::Router {
+pub fn http_router(shared: Arc<Session>, allowed_hosts: Vec<String>) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
@@ -62,7 +63,7 @@ pub fn http_router(shared: Arc<Shared>, allowed_hosts: Vec<String>) -> axum::Rou
 }
 
 /// Serves MCP over streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
-pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
+pub async fn serve_http(shared: Arc<Session>, addr: SocketAddr) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     let hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), local.to_string()];

@@ -1,5 +1,10 @@
 //! Measure expressions: anchor columns, numeric literals, `+ - * /` and
 //! parentheses. Nothing else parses, so nothing else reaches SQL.
+//!
+//! Expressions are bounded ([`MAX_EXPRESSION_CHARS`], [`MAX_EXPRESSION_DEPTH`])
+//! before any tree is built deeper than the bound: every later pass (column
+//! collection, SQL building, drop) recurses over the tree, and a tree 100,000
+//! levels deep would overflow the stack instead of failing with a message.
 
 use super::is_identifier;
 
@@ -31,13 +36,23 @@ pub enum MeasureExpr {
     Binary(ArithOp, Box<MeasureExpr>, Box<MeasureExpr>),
 }
 
+/// The longest expression text accepted, in characters.
+pub const MAX_EXPRESSION_CHARS: usize = 4096;
+/// The deepest expression tree accepted: nested parentheses, signs and
+/// chained operators each add a level.
+pub const MAX_EXPRESSION_DEPTH: usize = 64;
+
 impl MeasureExpr {
     /// Parses an expression; the error says what was wrong and where
     /// (a character offset).
     pub fn parse(text: &str) -> Result<MeasureExpr, String> {
+        let chars = text.chars().count();
+        if chars > MAX_EXPRESSION_CHARS {
+            return Err(format!("the expression is {chars} characters long; at most {MAX_EXPRESSION_CHARS} are allowed"));
+        }
         let tokens = tokenize(text)?;
         let mut p = Parser { tokens: &tokens, pos: 0 };
-        let expr = p.sum()?;
+        let (expr, _) = p.sum(0)?;
         if let Some(t) = p.tokens.get(p.pos) {
             if t.text == "(" {
                 return Err(format!(
@@ -121,48 +136,69 @@ impl Parser<'_> {
         self.tokens.get(self.pos).map(|t| t.text.as_str())
     }
 
-    fn sum(&mut self) -> Result<MeasureExpr, String> {
-        let mut left = self.product()?;
+    /// Fails once a subtree would be deeper than the bound; `depth` is the
+    /// level the next node sits at.
+    fn deeper(&self, depth: usize) -> Result<usize, String> {
+        if depth >= MAX_EXPRESSION_DEPTH {
+            let offset = self.tokens.get(self.pos).map_or(0, |t| t.offset);
+            return Err(format!(
+                "the expression nests deeper than {MAX_EXPRESSION_DEPTH} levels (at offset {offset}); split it into measures or derived metrics"
+            ));
+        }
+        Ok(depth + 1)
+    }
+
+    /// Each parse function returns the tree and its height.
+    fn sum(&mut self, depth: usize) -> Result<(MeasureExpr, usize), String> {
+        let (mut left, mut height) = self.product(depth)?;
         while let Some(op) = self.peek().and_then(|t| match t {
             "+" => Some(ArithOp::Add),
             "-" => Some(ArithOp::Sub),
             _ => None,
         }) {
             self.pos += 1;
-            left = MeasureExpr::Binary(op, Box::new(left), Box::new(self.product()?));
+            // A chain `a + b + c` is a left-deep tree: each operator adds a level.
+            self.deeper(depth + height)?;
+            let (right, h) = self.product(depth + 1)?;
+            left = MeasureExpr::Binary(op, Box::new(left), Box::new(right));
+            height = height.max(h) + 1;
         }
-        Ok(left)
+        Ok((left, height))
     }
 
-    fn product(&mut self) -> Result<MeasureExpr, String> {
-        let mut left = self.unary()?;
+    fn product(&mut self, depth: usize) -> Result<(MeasureExpr, usize), String> {
+        let (mut left, mut height) = self.unary(depth)?;
         while let Some(op) = self.peek().and_then(|t| match t {
             "*" => Some(ArithOp::Mul),
             "/" => Some(ArithOp::Div),
             _ => None,
         }) {
             self.pos += 1;
-            left = MeasureExpr::Binary(op, Box::new(left), Box::new(self.unary()?));
+            self.deeper(depth + height)?;
+            let (right, h) = self.unary(depth + 1)?;
+            left = MeasureExpr::Binary(op, Box::new(left), Box::new(right));
+            height = height.max(h) + 1;
         }
-        Ok(left)
+        Ok((left, height))
     }
 
-    fn unary(&mut self) -> Result<MeasureExpr, String> {
+    fn unary(&mut self, depth: usize) -> Result<(MeasureExpr, usize), String> {
         if self.peek() == Some("-") {
             self.pos += 1;
-            return Ok(MeasureExpr::Neg(Box::new(self.unary()?)));
+            let (inner, h) = self.unary(self.deeper(depth)?)?;
+            return Ok((MeasureExpr::Neg(Box::new(inner)), h + 1));
         }
-        self.atom()
+        self.atom(depth)
     }
 
-    fn atom(&mut self) -> Result<MeasureExpr, String> {
+    fn atom(&mut self, depth: usize) -> Result<(MeasureExpr, usize), String> {
         let Some(token) = self.tokens.get(self.pos) else {
             return Err("the expression ends too early".to_string());
         };
         self.pos += 1;
         let t = token.text.as_str();
         if t == "(" {
-            let inner = self.sum()?;
+            let inner = self.sum(self.deeper(depth)?)?;
             if self.peek() != Some(")") {
                 return Err(format!("missing `)` for the `(` at offset {}", token.offset));
             }
@@ -170,12 +206,12 @@ impl Parser<'_> {
             return Ok(inner);
         }
         if is_identifier(t) {
-            return Ok(MeasureExpr::Column(t.to_string()));
+            return Ok((MeasureExpr::Column(t.to_string()), 1));
         }
         if t.parse::<f64>().is_ok_and(f64::is_finite) && t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-            return Ok(MeasureExpr::Number(t.to_string()));
+            return Ok((MeasureExpr::Number(t.to_string()), 1));
         }
-        Err(format!("unexpected `{t}` at offset {}", token.offset))
+        Err(format!("unexpected `{}` at offset {}", crate::model::echo(t), token.offset))
     }
 }
 
@@ -201,5 +237,22 @@ mod tests {
         assert!(MeasureExpr::parse("(a + b").unwrap_err().contains("missing `)`"));
         assert!(MeasureExpr::parse("a 'x'").is_err());
         assert!(MeasureExpr::parse("1..2 * a").is_err());
+    }
+
+    #[test]
+    fn deep_or_long_expressions_fail_with_a_message() {
+        let nested = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(MeasureExpr::parse(&nested).unwrap_err().contains("characters long"));
+        let nested = format!("{}a{}", "(".repeat(1000), ")".repeat(1000));
+        assert!(MeasureExpr::parse(&nested).unwrap_err().contains("nests deeper than 64"));
+        let chain = vec!["a"; 1000].join(" + ");
+        assert!(MeasureExpr::parse(&chain).unwrap_err().contains("nests deeper"));
+        let signs = format!("{}a", "-".repeat(1000));
+        assert!(MeasureExpr::parse(&signs).unwrap_err().contains("nests deeper"));
+        // Up to the bound, it parses.
+        let ok = vec!["a"; 60].join(" + ");
+        assert_eq!(MeasureExpr::parse(&ok).unwrap().columns(), ["a"]);
+        let ok = format!("{}a{}", "(".repeat(60), ")".repeat(60));
+        assert!(MeasureExpr::parse(&ok).is_ok());
     }
 }

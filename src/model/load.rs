@@ -30,7 +30,7 @@ const CUMULATIVE_KEYS: &[&str] =
 const CONVERSION_KEYS: &[&str] =
     &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin", "provenance"];
 const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
-const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides"];
+const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
 
 /// The directory that holds the definitions: `dir` itself, or `dir/schemabrain`
@@ -362,7 +362,7 @@ fn read_identity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<String>> {
 fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
     let mut out: Vec<Column> = Vec::new();
     for (path, item) in r.list(field, "columns").unwrap_or_default() {
-        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description"], &["name"]) else {
+        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description", "nullable"], &["name"]) else {
             continue;
         };
         let Some(name) = map.get("name").and_then(|f| r.identifier(f, &map.key_path("name"))) else {
@@ -374,7 +374,8 @@ fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
         }
         let data_type = map.get("type").and_then(|f| r.string(f, &map.key_path("type")));
         let description = map.get("description").and_then(|f| r.string(f, &map.key_path("description")));
-        out.push(Column { name, data_type, description, nullable: None });
+        let nullable = map.get("nullable").and_then(|f| r.boolean(f, &map.key_path("nullable")));
+        out.push(Column { name, data_type, description, nullable });
     }
     out
 }
@@ -527,7 +528,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         let expr = match MeasureExpr::parse(&text) {
             Ok(e) => e,
             Err(msg) => {
-                r.error(f.line, "expression", format!("invalid expression `{text}`: {msg}"));
+                r.error(f.line, "expression", format!("invalid expression `{}`: {msg}", super::echo(&text)));
                 return None;
             }
         };
@@ -761,7 +762,7 @@ fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {
             match MeasureExpr::parse(&text) {
                 Ok(e) => Some(MeasureOperand::Expression(e)),
                 Err(msg) => {
-                    r.error(f.line, "measure.expression", format!("invalid expression `{text}`: {msg}"));
+                    r.error(f.line, "measure.expression", format!("invalid expression `{}`: {msg}", super::echo(&text)));
                     None
                 }
             }
@@ -892,35 +893,41 @@ fn read_policy(r: &mut Reader<'_>, doc: &Node) -> Option<PiiPolicy> {
     r.version(&map);
     let description = optional_string(r, &map, "description");
     let block = map.get("block").and_then(|f| read_categories(r, f, "block")).unwrap_or_default();
-    let mut column_overrides = BTreeMap::new();
-    if let Some(f) = map.get("column_overrides") {
-        if let saphyr::YamlDataOwned::Mapping(entries) = &f.node.data {
-            for (k, v) in entries.iter() {
-                let key_field = Field { node: k, line: super::yaml::line_of(k) };
-                let Some(col) = r.string(key_field, "column_overrides") else { continue };
-                let path = format!("column_overrides.{col}");
-                let parts: Vec<&str> = col.split('.').collect();
-                if parts.len() != 3 || !parts.iter().all(|p| is_identifier(p)) {
-                    r.error(key_field.line, &path, format!("`{col}` must be `schema.table.column`"));
-                    continue;
-                }
-                let Some(m) = r.mapping(v, &path, &["sensitivity", "categories"], &["sensitivity"]) else {
-                    continue;
-                };
-                let sensitivity = m.get("sensitivity").and_then(|f| r.one_of(f, &m.key_path("sensitivity"), &SENSITIVITIES));
-                let categories = match m.get("categories") {
-                    Some(f) => read_categories(r, f, &m.key_path("categories")),
-                    None => Some(Vec::new()),
-                };
-                if let (Some(sensitivity), Some(categories)) = (sensitivity, categories) {
-                    column_overrides.insert(col, ColumnTag { sensitivity, categories });
-                }
-            }
-        } else {
-            r.error(f.line, "column_overrides", "expected a mapping of `schema.table.column` to {sensitivity, categories}");
+    let column_overrides = map.get("column_overrides").map(|f| read_column_tags(r, f, "column_overrides")).unwrap_or_default();
+    let inferred = map.get("inferred").map(|f| read_column_tags(r, f, "inferred")).unwrap_or_default();
+    Some(PiiPolicy { description, block, column_overrides, inferred, defined_at: Some(origin_at(r, &map)) })
+}
+
+/// A mapping of `schema.table.column` to `{sensitivity, categories, evidence}`.
+fn read_column_tags(r: &mut Reader<'_>, f: Field<'_>, key: &str) -> BTreeMap<String, ColumnTag> {
+    let mut out = BTreeMap::new();
+    let saphyr::YamlDataOwned::Mapping(entries) = &f.node.data else {
+        r.error(f.line, key, format!("expected a mapping of `schema.table.column` to {{sensitivity, categories}} under `{key}`"));
+        return out;
+    };
+    for (k, v) in entries.iter() {
+        let key_field = Field { node: k, line: super::yaml::line_of(k) };
+        let Some(col) = r.string(key_field, key) else { continue };
+        let path = format!("{key}.{col}");
+        let parts: Vec<&str> = col.split('.').collect();
+        if parts.len() != 3 || !parts.iter().all(|p| is_identifier(p)) {
+            r.error(key_field.line, &path, format!("`{col}` must be `schema.table.column`"));
+            continue;
+        }
+        let Some(m) = r.mapping(v, &path, &["sensitivity", "categories", "evidence"], &["sensitivity"]) else {
+            continue;
+        };
+        let sensitivity = m.get("sensitivity").and_then(|f| r.one_of(f, &m.key_path("sensitivity"), &SENSITIVITIES));
+        let categories = match m.get("categories") {
+            Some(f) => read_categories(r, f, &m.key_path("categories")),
+            None => Some(Vec::new()),
+        };
+        let evidence = m.get("evidence").and_then(|f| r.string(f, &m.key_path("evidence")));
+        if let (Some(sensitivity), Some(categories)) = (sensitivity, categories) {
+            out.insert(col, ColumnTag { sensitivity, categories, evidence });
         }
     }
-    Some(PiiPolicy { description, block, column_overrides, defined_at: Some(origin_at(r, &map)) })
+    out
 }
 
 fn read_settings(r: &mut Reader<'_>, doc: &Node) -> Option<Settings> {

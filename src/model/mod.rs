@@ -32,6 +32,19 @@ pub use load::{
 pub use types::TypeClass;
 pub use validate::check as check_references;
 
+/// Caller text echoed in messages is cut to this many characters, so a
+/// hostile 100 KB name or expression cannot blow up a message.
+pub const ECHO_MAX: usize = 200;
+
+/// `s` as a message may quote it: at most [`ECHO_MAX`] characters.
+pub fn echo(s: &str) -> String {
+    if s.chars().count() <= ECHO_MAX {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(ECHO_MAX).collect::<String>())
+    }
+}
+
 /// Where a definition came from, for error messages and `describe_*` output.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Origin {
@@ -710,14 +723,20 @@ pub const SENSITIVITIES: [&str; 4] = ["public", "internal", "confidential", "pii
 pub struct ColumnTag {
     pub sensitivity: String,
     pub categories: Vec<String>,
+    /// Why the tag was given (an inferred tag's name rule or value share);
+    /// reviewers read it, nothing decides on it.
+    pub evidence: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct PiiPolicy {
     pub description: Option<String>,
     pub block: Vec<String>,
-    /// Keyed by `schema.table.column`.
+    /// Keyed by `schema.table.column`: reviewed tags, which win.
     pub column_overrides: BTreeMap<String, ColumnTag>,
+    /// Keyed by `schema.table.column`: tags `schemabrain index` inferred from
+    /// names and sampled values, used where no override says otherwise.
+    pub inferred: BTreeMap<String, ColumnTag>,
     pub defined_at: Option<Origin>,
 }
 
@@ -735,6 +754,10 @@ impl PiiPolicy {
 
     pub fn tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
         self.column_overrides.get(&format!("{}.{}.{}", table.schema, table.table, column))
+    }
+
+    pub fn inferred_tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
+        self.inferred.get(&format!("{}.{}.{}", table.schema, table.table, column))
     }
 }
 

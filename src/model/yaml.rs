@@ -13,8 +13,23 @@ use super::{close_matches, is_identifier, Diagnostic, Diagnostics, Literal};
 
 pub(super) type Node = MarkedYamlOwned;
 
+/// The deepest nesting of sequences and mappings a model file may have.
+/// Deeper documents are refused before the node tree is built: it is
+/// recursive, and 100,000 nested brackets would overflow the stack.
+pub const MAX_YAML_DEPTH: usize = 64;
+/// The largest model file read, in bytes.
+pub const MAX_YAML_BYTES: usize = 8 << 20;
+
 /// Parses every document of a file, or reports the syntax error with its line.
 pub(super) fn parse_documents(file: &Path, text: &str, diags: &mut Diagnostics) -> Vec<Node> {
+    if text.len() > MAX_YAML_BYTES {
+        diags.push(Diagnostic::new(file, 1, "", format!("the file is {} bytes; model files are at most {MAX_YAML_BYTES}", text.len())));
+        return Vec::new();
+    }
+    if let Some(line) = too_deep(text) {
+        diags.push(Diagnostic::new(file, line, "", format!("the YAML nests deeper than {MAX_YAML_DEPTH} levels of sequences and mappings")));
+        return Vec::new();
+    }
     match MarkedYamlOwned::load_from_str(text) {
         Ok(docs) => docs,
         Err(e) => {
@@ -22,6 +37,28 @@ pub(super) fn parse_documents(file: &Path, text: &str, diags: &mut Diagnostics) 
             Vec::new()
         }
     }
+}
+
+/// The line where nesting first exceeds the bound, read from saphyr's
+/// event stream (an iterative parser, so the check itself cannot overflow).
+/// Syntax errors are left to the loader, which reports them with context.
+fn too_deep(text: &str) -> Option<usize> {
+    use saphyr_parser::{Event, Parser};
+    let mut depth = 0usize;
+    for event in Parser::new_from_str(text) {
+        let Ok((event, span)) = event else { return None };
+        match event {
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_YAML_DEPTH {
+                    return Some(span.start.line().max(1));
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 pub(super) fn line_of(node: &Node) -> usize {
@@ -211,6 +248,16 @@ impl Reader<'_> {
             Some(ScalarOwned::Integer(i)) => Some(*i),
             _ => {
                 self.error(field.line, path, format!("expected an integer, found {}", kind_name(field.node)));
+                None
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, field: Field<'_>, path: &str) -> Option<bool> {
+        match scalar(field.node) {
+            Some(ScalarOwned::Boolean(b)) => Some(*b),
+            _ => {
+                self.error(field.line, path, format!("expected true or false, found {}", kind_name(field.node)));
                 None
             }
         }

@@ -20,13 +20,17 @@ const RULES: &[Rule] = &[
             &["password"], &["passwd"], &["pwd"], &["secret"], &["api", "key"], &["apikey"], &["private", "key"],
             &["access", "token"], &["refresh", "token"], &["auth", "token"], &["token"], &["salt"], &["otp"],
             &["credential"], &["credentials"], &["passwordhash"], &["pin", "code"],
+            // es, fr, de, pt, it, nl
+            &["contrasena"], &["clave"], &["mot", "de", "passe"], &["motdepasse"], &["passwort"], &["kennwort"],
+            &["senha"], &["parola", "chiave"], &["wachtwoord"],
         ],
     },
     Rule {
         category: "payment_card",
         any_of: &[
-            &["card", "number"], &["card", "no"], &["card", "num"], &["cardnumber"], &["credit", "card"],
+            &["card", "number"], &["card", "no"], &["card", "num"], &["cc", "number"], &["cc", "num"], &["ccn"], &["cardnumber"], &["credit", "card"],
             &["creditcard"], &["pan"], &["cvv"], &["cvc"], &["card", "fingerprint"], &["card", "last4"],
+            &["tarjeta"], &["numero", "tarjeta"], &["carte", "bancaire"], &["kreditkarte"], &["kartennummer"], &["cartao"],
         ],
     },
     Rule {
@@ -34,7 +38,9 @@ const RULES: &[Rule] = &[
         any_of: &[
             &["ssn"], &["social", "security"], &["passport"], &["national", "id"], &["tax", "id"], &["taxid"],
             &["tin"], &["driver", "license"], &["drivers", "license"], &["driving", "licence"], &["aadhaar"],
-            &["nino"],
+            &["nino"], &["dni"], &["nif"], &["nie"], &["curp"], &["cpf"], &["insee"], &["nir"],
+            &["numero", "secu"], &["steuernummer"], &["steuer", "id"], &["personalausweis"], &["ausweisnummer"],
+            &["codice", "fiscale"], &["bsn"], &["pesel"], &["personnummer"], &["sin"], &["nhs", "number"],
         ],
     },
     Rule {
@@ -43,6 +49,9 @@ const RULES: &[Rule] = &[
             &["email"], &["e", "mail"], &["phone"], &["mobile"], &["telephone"], &["fax"], &["first", "name"],
             &["last", "name"], &["full", "name"], &["surname"], &["given", "name"], &["family", "name"],
             &["firstname"], &["lastname"], &["fullname"], &["contact", "name"],
+            &["correo"], &["telefono"], &["celular"], &["apellido"], &["apellidos"], &["courriel"], &["telephone"],
+            &["prenom"], &["nom", "de", "famille"], &["telefon"], &["handy"], &["vorname"],
+            &["nachname"], &["telefone"], &["sobrenome"], &["cognome"], &["achternaam"], &["voornaam"],
         ],
     },
     Rule {
@@ -50,6 +59,8 @@ const RULES: &[Rule] = &[
         any_of: &[
             &["address"], &["street"], &["postal", "code"], &["postcode"], &["zip"], &["zipcode"], &["latitude"],
             &["longitude"], &["lat"], &["lon"], &["lng"], &["geo"], &["gps"], &["geolocation"],
+            &["direccion"], &["domicilio"], &["codigo", "postal"], &["adresse"], &["code", "postal"], &["strasse"],
+            &["anschrift"], &["postleitzahl"], &["plz"], &["endereco"], &["cep"], &["indirizzo"],
         ],
     },
     Rule {
@@ -57,13 +68,16 @@ const RULES: &[Rule] = &[
         any_of: &[
             &["dob"], &["birth"], &["birthdate"], &["birthday"], &["gender"], &["sex"], &["race"], &["ethnicity"],
             &["religion"], &["sexual", "orientation"], &["marital", "status"],
+            &["fecha", "nacimiento"], &["nacimiento"], &["naissance"], &["geburtsdatum"], &["geburtstag"],
+            &["nascimento"], &["nascita"], &["geslacht"], &["sexo"], &["genero"], &["geschlecht"],
         ],
     },
     Rule {
         category: "health",
         any_of: &[
             &["diagnosis"], &["medical"], &["health"], &["blood", "type"], &["prescription"], &["allergy"],
-            &["allergies"], &["disability"], &["icd"],
+            &["allergies"], &["disability"], &["icd"], &["diagnostico"],
+            &["krankheit"], &["medicamento"], &["patient", "notes"],
         ],
     },
     Rule { category: "genetic", any_of: &[&["dna"], &["genome"], &["genetic"], &["genotype"]] },
@@ -75,7 +89,8 @@ const RULES: &[Rule] = &[
         category: "financial",
         any_of: &[
             &["salary"], &["income"], &["iban"], &["account", "number"], &["bank", "account"], &["routing", "number"],
-            &["swift"], &["bic"], &["credit", "score"], &["net", "worth"],
+            &["swift"], &["bic"], &["credit", "score"], &["net", "worth"], &["salario"], &["sueldo"], &["salaire"],
+            &["gehalt"], &["einkommen"], &["cuenta", "bancaria"], &["kontonummer"], &["rib"],
         ],
     },
     Rule {
@@ -134,7 +149,37 @@ pub fn classify_name(name: &str) -> Vec<&'static str> {
     if out.contains(&"payment_card") {
         out.retain(|c| *c != "biometric");
     }
+    // Data about a personal field is not the field: `store_email_template`,
+    // `is_phone_verified`, `email_count`. Catastrophic categories stay, on
+    // the side of caution (`password_changed_at` still reads as a credential
+    // column to a reviewer).
+    if is_about_the_field(&w) {
+        out.retain(|c| crate::pii::is_catastrophic(c));
+    }
+    // A key into another table (`shipping_address_id`, `home_phone_id`) is
+    // a pointer, not the address or the phone: grouping or filtering by it
+    // lists row ids. Identifiers that are personal in themselves stay
+    // (`national_id`, `device_id`, `session_id`, `genome_id`).
+    if w.len() > 1 && w.last().is_some_and(|l| l == "id") {
+        out.retain(|c| !["contact", "location", "demographic_protected", "financial", "behavioral"].contains(c));
+    }
     out
+}
+
+/// Last words that make a name describe a field rather than hold it.
+const META_SUFFIXES: &[&str] = &[
+    "template", "templates", "count", "counts", "flag", "verified", "enabled", "sent", "opened", "bounced",
+    "format", "domain", "provider", "preference", "preferences", "consent", "optin", "opt", "valid",
+    "validated", "length", "changed", "updated", "source", "label", "field", "mask", "regex",
+];
+
+/// First words that make a name a yes/no or a tally about a field.
+const META_PREFIXES: &[&str] = &["is", "has", "num", "n", "count", "total", "max", "min"];
+
+fn is_about_the_field(w: &[String]) -> bool {
+    w.len() > 1
+        && (w.last().is_some_and(|l| META_SUFFIXES.contains(&l.as_str()))
+            || w.first().is_some_and(|f| META_PREFIXES.contains(&f.as_str())))
 }
 
 #[cfg(test)]
@@ -148,11 +193,24 @@ mod tests {
         assert_eq!(classify_name("password_hash"), vec!["credential"]);
         assert_eq!(classify_name("date_of_birth"), vec!["demographic_protected"]);
         assert_eq!(classify_name("card_fingerprint"), vec!["payment_card"]);
-        assert_eq!(classify_name("shipping_address_id"), vec!["location"]);
+        assert!(classify_name("shipping_address_id").is_empty(), "a key is a pointer, not an address");
+        assert_eq!(classify_name("national_id"), vec!["government_id"]);
+        assert_eq!(classify_name("device_id"), vec!["online_identifier"]);
         assert!(classify_name("product_name").is_empty());
         assert!(classify_name("emailed_count").is_empty());
         assert!(classify_name("zipper_color").is_empty());
         assert!(classify_name("amount").is_empty());
         assert!(classify_name("status").is_empty());
+        assert!(classify_name("store_email_template").is_empty());
+        assert!(classify_name("is_phone_verified").is_empty());
+        assert!(classify_name("market_cap").is_empty());
+        assert_eq!(classify_name("marital_status"), vec!["demographic_protected"]);
+        assert_eq!(classify_name("blood_type"), vec!["health"]);
+        assert_eq!(classify_name("password_changed_at"), vec!["credential"]);
+        assert_eq!(classify_name("fecha_nacimiento"), vec!["demographic_protected"]);
+        assert_eq!(classify_name("mot_de_passe"), vec!["credential"]);
+        assert_eq!(classify_name("Geburtsdatum"), vec!["demographic_protected"]);
+        assert_eq!(classify_name("codice_fiscale"), vec!["government_id"]);
+        assert_eq!(classify_name("correoElectronico"), vec!["contact"]);
     }
 }

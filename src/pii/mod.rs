@@ -1,25 +1,33 @@
-//! PII: the 12-category taxonomy, a column-name classifier, the policy
-//! (`pii_policy.yaml` overrides first, then the classifier) and the checks
-//! `get_metric` applies before any SQL exists.
+//! PII: the 12-category taxonomy, a column-name classifier, a value
+//! classifier (for `schemabrain index`), the one decision every tool reads
+//! (`pii_policy.yaml` overrides first, then the tags the index inferred,
+//! then the name classifier) and the checks `get_metric` applies before any
+//! SQL exists.
 //!
 //! Owns which categories a column carries and which are blocked.
 //!
 //! Architecture invariant: depends on `model` only (the catalog's column
-//! names reach it through the model's overlaid columns); never on SQL or
-//! engines. Refusals name only categories that caused them.
+//! names reach it through the model's overlaid columns and table refs);
+//! never on SQL or engines. Refusals name only categories that caused them.
 
 mod classify;
+mod values;
 
 pub use classify::classify_name;
+pub use values::{classify_values, looks_like_birth_dates, ValueMatch};
 
-use crate::model::{SemanticModel, CATASTROPHIC_CATEGORIES};
+use std::collections::BTreeMap;
+
+use crate::model::{PiiPolicy, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
 
 /// A column's PII tag as the policy resolves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tag {
     pub sensitivity: String,
     pub categories: Vec<String>,
-    /// Where the tag came from: `policy` (an override) or `classifier`.
+    /// Where the tag came from: `policy` (a reviewed override), `inferred`
+    /// (the index's classification of names and sampled values) or
+    /// `classifier` (the column-name rules, applied at read time).
     pub source: &'static str,
 }
 
@@ -29,17 +37,146 @@ impl Tag {
     }
 }
 
-/// The tag of `entity.column`: the policy's override for its table column,
-/// else the name classifier's verdict (empty categories = clean).
-pub fn tag_of(model: &SemanticModel, entity: &str, column: &str) -> Tag {
-    if let Some(e) = model.entity(entity) {
-        if let Some(t) = model.pii_policy.tag(&e.table, column) {
-            return Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source: "policy" };
-        }
+/// The tag of `table.column`: the policy's override first, then the tag
+/// the index inferred, then the name classifier (empty categories = clean).
+/// Every tool and the planner read this one function, so no tool can show
+/// what another refuses.
+pub fn tag_of_table(policy: &PiiPolicy, table: &TableRef, column: &str) -> Tag {
+    if let Some(t) = policy.tag(table, column) {
+        return Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source: "policy" };
+    }
+    if let Some(t) = policy.inferred_tag(table, column) {
+        return Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source: "inferred" };
     }
     let categories: Vec<String> = classify_name(column).into_iter().map(str::to_string).collect();
     let sensitivity = if categories.is_empty() { "public" } else { "pii" };
     Tag { sensitivity: sensitivity.to_string(), categories, source: "classifier" }
+}
+
+/// The tag of `entity.column` (the entity's table column); a column of an
+/// unknown entity gets the name classifier's verdict.
+pub fn tag_of(model: &SemanticModel, entity: &str, column: &str) -> Tag {
+    match model.entity(entity) {
+        Some(e) => tag_of_table(&model.pii_policy, &e.table, column),
+        None => tag_of_table(&PiiPolicy::default(), &TableRef { schema: String::new(), table: String::new() }, column),
+    }
+}
+
+/// What every tool does with one column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub tag: Tag,
+    /// The column's categories the policy blocks (the floor included), sorted.
+    pub blocked_categories: Vec<String>,
+    /// Carries a catastrophic category: never named in any output.
+    pub catastrophic: bool,
+}
+
+impl Decision {
+    /// Blocked: listed without description or values, refused by get_metric.
+    pub fn redacted(&self) -> bool {
+        !self.blocked_categories.is_empty() || self.catastrophic
+    }
+
+    /// Any PII category: the column may be counted over, never listed
+    /// (group-by, time bucket, filter, MIN/MAX are refused).
+    pub fn guarded(&self) -> bool {
+        self.tag.is_tagged()
+    }
+
+    /// The categories a tool may name: only the blocked ones for a redacted
+    /// column (naming the rest would let an agent probe for PII), all of
+    /// them otherwise.
+    pub fn shown_categories(&self) -> Vec<String> {
+        if self.redacted() {
+            self.blocked_categories.clone()
+        } else {
+            self.tag.categories.clone()
+        }
+    }
+}
+
+/// The decision for `table.column`.
+pub fn decide(policy: &PiiPolicy, table: &TableRef, column: &str) -> Decision {
+    let tag = tag_of_table(policy, table, column);
+    let blocked = policy.blocked();
+    let mut blocked_categories: Vec<String> = tag.categories.iter().filter(|c| blocked.contains(c)).cloned().collect();
+    blocked_categories.sort();
+    blocked_categories.dedup();
+    let catastrophic = tag.categories.iter().any(|c| is_catastrophic(c));
+    Decision { tag, blocked_categories, catastrophic }
+}
+
+/// The decision for `entity.column`.
+pub fn decide_entity(model: &SemanticModel, entity: &str, column: &str) -> Decision {
+    match model.entity(entity) {
+        Some(e) => decide(&model.pii_policy, &e.table, column),
+        None => decide(&PiiPolicy::default(), &TableRef { schema: String::new(), table: String::new() }, column),
+    }
+}
+
+/// The placeholder shown instead of a catastrophic column's name where no
+/// per-table numbering applies (join keys, metric operands).
+pub const PLACEHOLDER: &str = "<redacted_column>";
+
+/// `column`, or the placeholder when it is catastrophic on `entity`.
+pub fn shown_entity_column(model: &SemanticModel, entity: &str, column: &str) -> String {
+    if decide_entity(model, entity, column).catastrophic {
+        PLACEHOLDER.to_string()
+    } else {
+        column.to_string()
+    }
+}
+
+/// `column`, or the placeholder when it is catastrophic on `table`.
+pub fn shown_table_column(policy: &PiiPolicy, table: &TableRef, column: &str) -> String {
+    if decide(policy, table, column).catastrophic {
+        PLACEHOLDER.to_string()
+    } else {
+        column.to_string()
+    }
+}
+
+/// Numbered placeholders for the catastrophic columns of one listing
+/// (`<redacted_column_1>`, ...), in listing order; other columns keep their names.
+pub fn listing_names<'a>(policy: &PiiPolicy, table: &TableRef, columns: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+    let mut n = 0;
+    columns
+        .into_iter()
+        .map(|c| {
+            let shown = if decide(policy, table, c).catastrophic {
+                n += 1;
+                format!("<redacted_column_{n}>")
+            } else {
+                c.to_string()
+            };
+            (c.to_string(), shown)
+        })
+        .collect()
+}
+
+/// How a request uses a column whose values it would reveal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Grouped by: the answer lists its values.
+    GroupBy,
+    /// Bucketed by as the time dimension: bucketing by a column is grouping by it.
+    TimeDimension,
+    /// Filtered on: the answer is about the rows holding a chosen value.
+    Filter,
+    /// The operand of MIN or MAX: the answer is one raw value.
+    MinMax,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::GroupBy => "group_by",
+            Role::TimeDimension => "time_dimension",
+            Role::Filter => "filter",
+            Role::MinMax => "min_max",
+        }
+    }
 }
 
 /// Why a request touching PII is refused.
@@ -47,11 +184,9 @@ pub fn tag_of(model: &SemanticModel, entity: &str, column: &str) -> Tag {
 pub enum RefusalReason {
     /// A touched column carries a blocked category (policy or floor).
     Blocked,
-    /// A group-by column carries any PII category: grouping by it would list
-    /// the values, whatever the policy says.
-    GroupByGuard { column: String },
-    /// MIN or MAX over a tagged column returns a raw value.
-    MinMaxGuard { column: String },
+    /// A column used in a revealing role carries a PII category, whatever
+    /// the policy blocks.
+    Guarded { role: Role, column: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,19 +201,17 @@ pub struct Touched<'a> {
     /// `(entity, column)` of every column read anywhere (measure, time,
     /// group-by, filter, join keys on every hop).
     pub all: Vec<(&'a str, &'a str)>,
-    pub group_by: Vec<(&'a str, &'a str)>,
-    /// Operands of a MIN or MAX measure.
-    pub min_max_operands: Vec<(&'a str, &'a str)>,
+    /// Columns whose values the answer would reveal, with how.
+    pub revealing: Vec<(Role, &'a str, &'a str)>,
 }
 
-/// Checks the touched columns against the policy; the first refusal wins in
-/// the order blocked, group-by guard, min/max guard.
+/// Checks the touched columns against the policy; a blocked column anywhere
+/// wins over a guarded one in a revealing role.
 pub fn check(model: &SemanticModel, touched: &Touched<'_>) -> Result<(), Refusal> {
-    let blocked = model.pii_policy.blocked();
     let mut hit: Vec<String> = Vec::new();
     for (e, c) in &touched.all {
-        for cat in tag_of(model, e, c).categories {
-            if blocked.contains(&cat) && !hit.contains(&cat) {
+        for cat in decide_entity(model, e, c).blocked_categories {
+            if !hit.contains(&cat) {
                 hit.push(cat);
             }
         }
@@ -87,18 +220,14 @@ pub fn check(model: &SemanticModel, touched: &Touched<'_>) -> Result<(), Refusal
         hit.sort();
         return Err(Refusal { reason: RefusalReason::Blocked, categories: hit });
     }
-    let guard = |cols: &[(&str, &str)], make: fn(String) -> RefusalReason| -> Result<(), Refusal> {
-        for (e, c) in cols {
-            let mut cats = tag_of(model, e, c).categories;
-            if !cats.is_empty() {
-                cats.sort();
-                return Err(Refusal { reason: make(format!("{e}.{c}")), categories: cats });
-            }
+    for (role, e, c) in &touched.revealing {
+        let mut cats = tag_of(model, e, c).categories;
+        if !cats.is_empty() {
+            cats.sort();
+            return Err(Refusal { reason: RefusalReason::Guarded { role: *role, column: format!("{e}.{c}") }, categories: cats });
         }
-        Ok(())
-    };
-    guard(&touched.group_by, |column| RefusalReason::GroupByGuard { column })?;
-    guard(&touched.min_max_operands, |column| RefusalReason::MinMaxGuard { column })
+    }
+    Ok(())
 }
 
 /// Whether a category is on the catastrophic floor (always blocked, never named

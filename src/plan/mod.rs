@@ -14,6 +14,8 @@ mod component;
 mod display;
 mod note;
 mod pii;
+#[cfg(test)]
+mod properties;
 mod tree;
 
 pub use crate::model::graph::{Hop, JoinGraph, MAX_HOPS};

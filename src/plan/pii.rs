@@ -1,7 +1,8 @@
 //! The PII check of one component, before any SQL exists: every column it
 //! reads counts (measure operands, group-by, filters, the time dimension,
 //! join keys on every hop, conversion keys), checked on the entity each
-//! join step names.
+//! join step names. Columns whose values the answer would reveal (group-by,
+//! time bucket, filter, MIN/MAX operand) must carry no PII category at all.
 
 use super::{ComponentPlan, JoinStep};
 use crate::ir::{Issue, MetricQuery, Transform};
@@ -36,18 +37,33 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
             all.push((td.entity.as_str(), td.column.as_str()));
         }
     }
-    let min_max_operands = if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) { measure } else { Vec::new() };
-    let touched = crate::pii::Touched { all, group_by, min_max_operands };
+    use crate::pii::Role;
+    let mut revealing: Vec<(Role, &str, &str)> = group_by.iter().map(|(e, c)| (Role::GroupBy, *e, *c)).collect();
+    revealing.extend(plan.time.iter().map(|t| (Role::TimeDimension, t.dimension.entity.as_str(), t.dimension.column.as_str())));
+    revealing.extend(q.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
+    if let Transform::Converted(t) = &q.transform {
+        revealing.extend(t.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
+    }
+    if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) {
+        revealing.extend(measure.iter().map(|(e, c)| (Role::MinMax, *e, *c)));
+    }
+    let touched = crate::pii::Touched { all, revealing };
     crate::pii::check(model, &touched).map_err(|r| {
         let cats = r.categories.join(", ");
         let message = match &r.reason {
             crate::pii::RefusalReason::Blocked => format!(
                 "Refused before any SQL ran: the request reads columns whose PII categories the policy blocks ({cats})."
             ),
-            crate::pii::RefusalReason::GroupByGuard { column } => format!(
+            crate::pii::RefusalReason::Guarded { role: Role::GroupBy, column } => format!(
                 "Refused before any SQL ran: grouping by `{column}` would list personal data ({cats}); group by a column that is not personal data."
             ),
-            crate::pii::RefusalReason::MinMaxGuard { column } => format!(
+            crate::pii::RefusalReason::Guarded { role: Role::TimeDimension, column } => format!(
+                "Refused before any SQL ran: bucketing by `{column}` groups by personal data ({cats}); use the metric's own time dimension or no time_grain."
+            ),
+            crate::pii::RefusalReason::Guarded { role: Role::Filter, column } => format!(
+                "Refused before any SQL ran: filtering on `{column}` singles out people by personal data ({cats}); filter on a column that is not personal data."
+            ),
+            crate::pii::RefusalReason::Guarded { role: Role::MinMax, column } => format!(
                 "Refused before any SQL ran: {} over `{column}` would return a raw personal value ({cats}).",
                 metric.measure.agg.as_str()
             ),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct FilterArgs {
     /// The filtered column as `entity.column`, e.g. `order.status`.
     pub column: String,
-    /// One of eq ne lt lte gt gte in not_in is_null not_null.
+    /// The comparison (`in`/`not_in` take a list, `is_null`/`not_null` no value).
     pub op: String,
     /// A scalar for comparisons, a list for in/not_in, omitted for is_null/not_null.
     /// Dates and timestamps are ISO strings.
@@ -25,7 +25,7 @@ pub struct OrderByArgs {
     /// The metric's name, a group_by column (`entity.column`) or the time
     /// bucket (`metric_time`).
     pub column: String,
-    /// `asc` (default) or `desc`.
+    /// Ascending unless `desc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
 }
@@ -47,7 +47,7 @@ pub struct GetMetricArgs {
     /// Row filters, all of which must hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<FilterArgs>,
-    /// Bucket the metric by time: hour, day, week (ISO, Monday), month, quarter or year.
+    /// Bucket the metric by time (week: ISO, from Monday).
     /// Required for cumulative metrics and metrics with time offsets
     /// (`requires_time_grain` in list_metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -34,7 +34,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "type": "simple",
                 "entity": m.entity,
                 "aggregation": m.measure.agg.as_str(),
-                "measure_columns": m.measure.columns(),
+                "measure_columns": m.measure.columns().into_iter().map(|c| crate::pii::shown_entity_column(&project.model, &m.entity, c)).collect::<Vec<_>>(),
                 "time_dimension": m.time_dimension.as_ref().map(ToString::to_string),
                 "time_grains": m.time_grains.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                 "non_additive": m.non_additive.as_ref().map(|na| json!({
@@ -126,28 +126,27 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         Ok(e) => e,
         Err(err) => return Envelope::error(err),
     };
-    let blocked = model.pii_policy.blocked();
+    let names = crate::pii::listing_names(&model.pii_policy, &e.table, e.columns.iter().map(|c| c.name.as_str()));
     let columns: Vec<Json> = e
         .columns
         .iter()
         .map(|c| {
-            let tag = crate::pii::tag_of(model, &e.name, &c.name);
-            let redacted = tag.categories.iter().any(|c| blocked.contains(c));
-            // Only blocked categories are named for a redacted column; the rest
-            // stay private (naming them would let an agent probe for PII).
-            let categories: Vec<String> =
-                if redacted { tag.categories.iter().filter(|c| blocked.contains(c)).cloned().collect() } else { tag.categories.clone() };
+            // The one decision every tool reads; only blocked categories are
+            // named for a redacted column (naming the rest would let an agent
+            // probe for PII), and catastrophic columns are never named.
+            let d = crate::pii::decide(&model.pii_policy, &e.table, &c.name);
             json!({
-                "name": c.name,
+                "name": names[&c.name],
                 "data_type": c.data_type,
                 "nullable": c.nullable,
-                "description": if redacted { None } else { c.description.clone() },
-                "pii_sensitivity": tag.sensitivity,
-                "pii_categories": categories,
-                "redacted": redacted,
+                "description": if d.redacted() { None } else { c.description.clone() },
+                "pii_sensitivity": d.tag.sensitivity,
+                "pii_categories": d.shown_categories(),
+                "redacted": d.redacted(),
             })
         })
         .collect();
+    let identity: Vec<String> = e.identity.iter().map(|c| names.get(c).cloned().unwrap_or_else(|| crate::pii::shown_entity_column(model, &e.name, c))).collect();
     let graph = model.graph();
     let mut reachable: Vec<Json> = Vec::new();
     for other in model.entities.keys().filter(|n| **n != e.name) {
@@ -167,7 +166,7 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         "name": e.name,
         "description": e.description,
         "qualified_table": e.table.to_string(),
-        "identity": e.identity,
+        "identity": identity,
         "origin": e.origin.as_str(),
         "columns": columns,
         "metrics": metrics,
@@ -178,20 +177,25 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
     .with_follow_up_hints(&["get_metric", "resolve_join"])
 }
 
-fn join_json(j: &Join) -> Json {
+/// A join as tools show it: catastrophic key columns as placeholders.
+fn join_json(model: &SemanticModel, j: &Join) -> Json {
+    let shown = |entity: &str, c: &str| crate::pii::shown_entity_column(model, entity, c);
     json!({
         "name": j.name,
         "description": j.description,
         "source_entity": j.source_entity,
         "target_entity": j.target_entity,
-        "on": j.on.iter().map(|k| json!({"source_column": k.source, "target_column": k.target})).collect::<Vec<_>>(),
+        "on": j.on.iter().map(|k| json!({
+            "source_column": shown(&j.source_entity, &k.source),
+            "target_column": shown(&j.target_entity, &k.target),
+        })).collect::<Vec<_>>(),
         "cardinality": j.cardinality.map(|c| c.as_str()),
         "origin": j.origin.as_str(),
     })
 }
 
 pub fn list_joins(project: &Project) -> Envelope {
-    let items = project.model.joins.values().map(join_json).collect();
+    let items = project.model.joins.values().map(|j| join_json(&project.model, j)).collect();
     listing(items, "list_entities").with_follow_up_hints(&["resolve_join", "get_metric"])
 }
 
@@ -244,9 +248,12 @@ pub fn resolve_join(project: &Project, args: &ResolveJoinArgs) -> Envelope {
     let on: Vec<String> = chosen
         .on
         .iter()
-        .map(|k| format!("\"{}\".\"{}\" = \"{}\".\"{}\"", src.name, k.source, tgt.name, k.target))
+        .map(|k| {
+            let (a, b) = (crate::pii::shown_entity_column(model, &src.name, &k.source), crate::pii::shown_entity_column(model, &tgt.name, &k.target));
+            format!("\"{}\".\"{a}\" = \"{}\".\"{b}\"", src.name, tgt.name)
+        })
         .collect();
-    let mut data = join_json(chosen);
+    let mut data = join_json(model, chosen);
     if let Json::Object(m) = &mut data {
         m.insert(
             "sql_skeleton".into(),

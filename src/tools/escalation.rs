@@ -8,8 +8,8 @@
 //! once it succeeds and holds a bounded number of entries.
 //!
 //! Architecture invariant: rewrites only `error.message` and
-//! `error.recovery`; the envelope is re-read through its checked
-//! deserializer, so escalation never breaks the charter's invariants.
+//! `error.recovery`, in place (`Envelope::map_error`), so escalation never
+//! breaks the charter's invariants.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,6 +27,12 @@ const MAX_TRACKED: usize = 4096;
 #[derive(Default)]
 pub struct RetryTracker {
     failures: Mutex<HashMap<String, u32>>,
+    /// Calls that timed out, and when.
+    timeouts: Mutex<HashMap<String, std::time::Instant>>,
+}
+
+fn key_of(tool: &str, args: &Json) -> String {
+    format!("{tool}\u{0}{args}")
 }
 
 impl RetryTracker {
@@ -34,12 +40,55 @@ impl RetryTracker {
         Self::default()
     }
 
+    /// The circuit breaker, asked before a call runs: the same call that has
+    /// failed [`BREAK_AFTER`] times in a row, or a query that timed out less
+    /// than [`TIMEOUT_COOLDOWN`] ago, is refused without running, saying why
+    /// and when it may run again.
+    pub fn breaker(&self, tool: &str, args: &Json) -> Option<Envelope> {
+        use crate::envelope::{FailureKind, Recovery, ToolError};
+        let key = key_of(tool, args);
+        let (next, next_args) = broader_call(tool, args);
+        if let Some(at) = self.timeouts.lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied() {
+            let since = at.elapsed();
+            if since < TIMEOUT_COOLDOWN {
+                let wait = (TIMEOUT_COOLDOWN - since).as_secs().max(1);
+                let message = format!(
+                    "This exact {tool} call timed out {}s ago and would again; it is not run. Narrow it (filters, a coarser grain, a smaller limit), or retry the same call after {wait}s.",
+                    since.as_secs()
+                );
+                let env = Envelope::error(ToolError::new(FailureKind::CostCapExceeded, message, Recovery::call(next, next_args.clone())));
+                return Some(env.with_next_action(crate::envelope::NextAction::instruct(
+                    format!("Narrow the request, or wait {wait}s before sending this exact call again."),
+                    None,
+                    false,
+                )));
+            }
+        }
+        let count = self.failures.lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied().unwrap_or(0);
+        if count >= BREAK_AFTER {
+            let message = format!(
+                "Circuit open: this exact {tool} call failed {count} times in a row and is no longer run. Change the arguments, re-plan from {next}, or ask the user."
+            );
+            let env = Envelope::error(ToolError::new(FailureKind::CostCapExceeded, message, Recovery::call(next, next_args.clone())));
+            return Some(env.with_next_action(crate::envelope::NextAction::call(next, next_args, "Re-plan from here, or ask the user, or abort.", false)));
+        }
+        None
+    }
+
     /// Records the outcome of `tool(args)` and escalates the recovery of a
     /// call that keeps failing the same way.
     pub fn observe(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
         // serde_json with preserve_order keeps key order; canonical enough
         // for "the same call" since agents resend the same JSON.
-        let key = format!("{tool}\u{0}{args}");
+        let key = key_of(tool, args);
+        // A client's cancellation also reads TIMEOUT; only a real time-out cools down.
+        if env.tool_error().is_some_and(|e| e.code() == crate::envelope::ErrorCode::Timeout && !e.message().contains("cancel")) {
+            let mut t = self.timeouts.lock().unwrap_or_else(|p| p.into_inner());
+            if t.len() >= MAX_TRACKED {
+                t.clear();
+            }
+            t.insert(key.clone(), std::time::Instant::now());
+        }
         let failed = matches!(env.status(), Status::Error);
         let count = {
             let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
@@ -76,20 +125,25 @@ fn broader_call(tool: &str, args: &Json) -> (&'static str, Json) {
 }
 
 fn escalate(tool: &str, args: &Json, env: Envelope, count: u32) -> Envelope {
-    let Ok(mut wire) = serde_json::to_value(&env) else { return env };
-    let Some(err) = wire.get_mut("error").and_then(Json::as_object_mut) else { return env };
     let (next, next_args) = broader_call(tool, args);
-    let old = err.get("message").and_then(Json::as_str).unwrap_or_default().to_string();
-    err.insert(
-        "message".into(),
-        format!(
-            "{old} This exact {tool} call has now failed {count} times; do not repeat it. Re-plan from {next} (or ask the user) instead."
-        )
-        .into(),
-    );
-    if let Some(rec) = err.get_mut("recovery").and_then(Json::as_object_mut) {
-        rec.insert("suggested_tool".into(), next.into());
-        rec.insert("suggested_args".into(), next_args);
-    }
-    serde_json::from_value(wire).unwrap_or(env)
+    let redirected = next_args.clone();
+    env.map_error(|err| {
+        err.append_message(&format!(
+            "This exact {tool} call has now failed {count} times; do not repeat it. Re-plan from {next} (or ask the user) instead."
+        ));
+        err.redirect(next, next_args);
+    })
+    // Seed 004: after the retries, autonomy: the broader call is one option.
+    .map_next_action(|n| {
+        n.tool = Some(next.to_string());
+        n.arguments = redirected.as_object().cloned();
+        n.instruction = format!("Stop repeating this call. Re-plan: {next} shows what exists, or ask the user, or abort.");
+        n.must_obey = false;
+    })
 }
+
+/// Identical failing calls after which the call is no longer run at all.
+pub const BREAK_AFTER: u32 = 6;
+
+/// How long an identical query that just timed out is refused.
+pub const TIMEOUT_COOLDOWN: std::time::Duration = std::time::Duration::from_secs(60);

@@ -6,8 +6,8 @@ use serde_json::{json, Value as Json};
 
 use super::args::{FilterArgs, GetMetricArgs};
 use super::recovery::issue_envelope;
-use crate::engine::{Engine, EngineError, Limits, ResultSet};
-use crate::envelope::{Confidence, DegradationReason, Envelope, FailureKind, Recovery, ToolError};
+use crate::engine::{Cancel, Engine, EngineError, Limits, ResultSet};
+use crate::envelope::{DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
 use crate::model::{Aggregation, Literal, MeasureOperand};
 use crate::plan::{Degradation, RequestPlan};
@@ -15,6 +15,7 @@ use crate::project::Project;
 use crate::sql::{self, CompiledSql, Dialect};
 
 /// Where (and whether) to run the compiled SQL.
+#[derive(Clone)]
 pub enum Execution<'e> {
     /// Compile only (`compile`, `dry_run`).
     DryRun,
@@ -23,16 +24,24 @@ pub enum Execution<'e> {
     /// like the model (`compile --validate`): names and types are bound, no
     /// data is read, no warehouse is needed.
     Validate,
-    Run { engine: &'e dyn Engine, limits: Limits },
+    /// Run on `engine`; `cancel` interrupts the query in the engine.
+    Run { engine: &'e dyn Engine, limits: Limits, cancel: Cancel },
+}
+
+impl<'e> Execution<'e> {
+    /// Runs on `engine` with nothing to cancel it but its timeout.
+    pub fn run(engine: &'e dyn Engine, limits: Limits) -> Self {
+        Execution::Run { engine, limits, cancel: Cancel::never() }
+    }
 }
 
 pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<'_>) -> Envelope {
     let engine_dialect = match &execution {
         Execution::Run { engine, .. } => engine.dialect(),
-        _ => "duckdb",
+        _ => Dialect::duckdb(),
     };
     let dialect_name =
-        args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| engine_dialect.into());
+        args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| engine_dialect.name.into());
     let dialect = match Dialect::from_name(&dialect_name) {
         Ok(d) => d,
         Err(message) => {
@@ -92,14 +101,14 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             }
             None
         }
-        Execution::Run { engine, limits } => {
+        Execution::Run { engine, limits, cancel } => {
             // The engine runs the query with one row more than asked, to learn
             // whether the limit cut groups off; that extra row is never returned.
             let limit = plan.limit as usize;
             let probe_sql = lowered.with_limit(plan.limit.saturating_add(1));
             // The probe's extra row must not trip the row cap by itself.
             let probe_limits = Limits { max_rows: limits.max_rows.max(limit + 1), ..limits };
-            match engine.execute(&probe_sql, probe_limits) {
+            match engine.execute(&probe_sql, probe_limits, &cancel) {
                 Ok(mut rs) => {
                     if rs.rows.len() > limit {
                         rs.rows.truncate(limit);
@@ -238,6 +247,7 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     dry.dry_run = true;
     let recovery = Recovery::call("get_metric", args_object(&dry));
     match e {
+        EngineError::Cancelled => ToolError::timeout(format!("{e}; nothing was answered")).with_recovery(recovery),
         EngineError::Timeout(_) => ToolError::timeout(format!("{e}; narrow the request (filters, a coarser grain, a smaller limit) or inspect the SQL with dry_run")).with_recovery(recovery),
         _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
     }
@@ -293,11 +303,22 @@ fn answer(
         })
         .next()
         .or(unordered_cut.then_some(DegradationReason::MissingOrderByWithLimit));
+    // Trust from the plan: the weakest definition used, lower when degraded.
+    let used = super::trust::definitions_used(&project.model, plan);
+    let confidence = super::trust::confidence(&used, degradation.is_some());
+    if let Json::Object(m) = &mut data {
+        m.insert("definitions".into(), Json::Array(used.iter().map(super::trust::Used::to_json).collect()));
+    }
     let envelope = match degradation {
-        Some(reason) => Envelope::degraded(data, reason).with_confidence(Confidence::Medium),
-        None if rows_empty => Envelope::empty(Some(data)).with_confidence(Confidence::High),
-        None if truncated => Envelope::partial(data).with_confidence(Confidence::High),
-        None => Envelope::success(data).with_confidence(Confidence::High),
+        Some(reason) => Envelope::degraded(data, reason),
+        None if rows_empty => Envelope::empty(Some(data)),
+        None if truncated => Envelope::partial(data),
+        None => Envelope::success(data),
+    }
+    .with_confidence(confidence);
+    let envelope = match super::trust::provenance(&used) {
+        Some(p) => envelope.with_provenance(p),
+        None => envelope,
     };
     envelope.with_follow_up_hints(&["describe_entity", "list_metrics"])
 }

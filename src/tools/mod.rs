@@ -15,13 +15,17 @@ mod notes;
 pub mod physical;
 mod recovery;
 pub mod search;
+mod session;
 pub mod shape;
 pub mod spec;
 pub mod surface;
+mod next;
+mod trust;
 
 pub use args::{FilterArgs, GetMetricArgs, NameArgs, OrderByArgs, ResolveJoinArgs};
 pub use browse::{describe_entity, list_entities, list_joins, list_metrics, resolve_join};
 pub use get_metric::{get_metric, request_plan, Execution};
+pub use session::{Introspect, Session, SessionError, SessionOptions};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
@@ -41,7 +45,11 @@ pub const TOOL_NAMES: [&str; 12] = [
 pub fn call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
     match tool {
         "get_metric" => with_args(tool, args, |a: GetMetricArgs| {
-            let execution = if a.dry_run { Execution::DryRun } else { execution };
+            // dry_run never executes; validating (which executes nothing) stays validating.
+            let execution = match execution {
+                Execution::Run { .. } if a.dry_run => Execution::DryRun,
+                other => other,
+            };
             get_metric(project, &a, execution)
         }),
         "list_metrics" => with_args(tool, args, |_: NoArgs| list_metrics(project)),
@@ -72,7 +80,8 @@ fn with_args<A: DeserializeOwned>(tool: &str, args: &Json, f: impl FnOnce(A) -> 
     match serde_json::from_value::<A>(args) {
         Ok(a) => f(a),
         Err(e) => Envelope::error(ToolError::new(FailureKind::MalformedName,
-            format!("invalid arguments for {tool}: {e}"),
+            // serde quotes the offending value: bounded like any echo.
+            format!("invalid arguments for {tool}: {}", crate::model::echo(&e.to_string())),
             Recovery::none(),
         )),
     }

@@ -3,9 +3,12 @@
 //! snapshot (`project.catalog`); with none they answer `index_not_ready`
 //! with a recovery into the semantic layer, which works without one.
 //!
-//! PII: blocked columns are flagged `redacted` and lose their comment;
-//! columns in the catastrophic floor (credential, payment_card,
-//! government_id) are also renamed to placeholders, in foreign keys too.
+//! PII: the one decision of `pii::decide` (policy override, inferred tag,
+//! name classifier), so a project without `pii_policy.yaml` is as safe as
+//! one with it. Blocked columns are flagged `redacted` and lose their
+//! comment; columns in the catastrophic floor (credential, payment_card,
+//! government_id) are also renamed to placeholders, in foreign keys and
+//! join paths too.
 //!
 //! Architecture invariant: reads the snapshot only; never opens an engine.
 
@@ -17,7 +20,7 @@ use serde_json::{json, Value as Json};
 
 use crate::catalog::{Catalog, TableInfo};
 use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
-use crate::model::{close_matches, is_identifier, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
+use crate::model::{close_matches, is_identifier, SemanticModel, TableRef};
 use crate::project::Project;
 
 /// Arguments of tools that take one table.
@@ -100,29 +103,35 @@ struct ColumnView {
     shown_name: String,
     redacted: bool,
     catastrophic: bool,
-    blocked_categories: Vec<String>,
+    /// The categories shown: only the blocked ones of a redacted column.
+    categories: Vec<String>,
 }
 
-/// The PII view of every column of `t`; catastrophic columns get numbered placeholders.
+/// The PII view of every column of `t` (the one decision every tool reads:
+/// policy override, then inferred tag, then name classifier); catastrophic
+/// columns get numbered placeholders.
 fn column_views(model: &SemanticModel, t: &TableInfo) -> BTreeMap<String, ColumnView> {
-    let blocked = model.pii_policy.blocked();
     let tref = TableRef { schema: t.schema.clone(), table: t.name.clone() };
-    let mut n = 0;
+    let names = crate::pii::listing_names(&model.pii_policy, &tref, t.columns.iter().map(|c| c.name.as_str()));
     t.columns
         .iter()
         .map(|c| {
-            let cats: Vec<String> = model.pii_policy.tag(&tref, &c.name).map(|g| g.categories.clone()).unwrap_or_default();
-            let blocked_categories: Vec<String> = cats.iter().filter(|x| blocked.contains(x)).cloned().collect();
-            let catastrophic = cats.iter().any(|x| CATASTROPHIC_CATEGORIES.contains(&x.as_str()));
-            let shown_name = if catastrophic {
-                n += 1;
-                format!("<redacted_column_{n}>")
-            } else {
-                c.name.clone()
+            let d = crate::pii::decide(&model.pii_policy, &tref, &c.name);
+            let view = ColumnView {
+                shown_name: names[&c.name].clone(),
+                redacted: d.redacted(),
+                catastrophic: d.catastrophic,
+                categories: d.shown_categories(),
             };
-            (c.name.clone(), ColumnView { shown_name, redacted: !blocked_categories.is_empty() || catastrophic, catastrophic, blocked_categories })
+            (c.name.clone(), view)
         })
         .collect()
+}
+
+/// A foreign key's target columns as shown: catastrophic ones as placeholders.
+fn shown_targets(model: &SemanticModel, schema: &str, table: &str, columns: &[String]) -> Vec<String> {
+    let tref = TableRef { schema: schema.to_string(), table: table.to_string() };
+    columns.iter().map(|c| crate::pii::shown_table_column(&model.pii_policy, &tref, c)).collect()
 }
 
 fn shown(views: &BTreeMap<String, ColumnView>, col: &str) -> String {
@@ -167,7 +176,7 @@ pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
                 "is_primary_key": t.primary_key.contains(&c.name),
                 "description": description,
                 "redacted": v.redacted,
-                "pii_categories": v.blocked_categories,
+                "pii_categories": v.categories,
             })
         })
         .collect();
@@ -178,7 +187,7 @@ pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
             json!({
                 "source_columns": fk.columns.iter().map(|c| shown(&views, c)).collect::<Vec<_>>(),
                 "target_qualified_name": format!("{}.{}", fk.ref_schema, fk.ref_table),
-                "target_columns": fk.ref_columns,
+                "target_columns": shown_targets(model, &fk.ref_schema, &fk.ref_table, &fk.ref_columns),
             })
         })
         .collect();
@@ -226,7 +235,12 @@ pub fn describe_column(project: &Project, qualified_name: &str) -> Envelope {
         .foreign_keys
         .iter()
         .filter(|fk| fk.columns.contains(&c.name))
-        .map(|fk| json!({"target_qualified_name": format!("{}.{}", fk.ref_schema, fk.ref_table), "target_columns": fk.ref_columns}))
+        .map(|fk| {
+            json!({
+                "target_qualified_name": format!("{}.{}", fk.ref_schema, fk.ref_table),
+                "target_columns": shown_targets(model, &fk.ref_schema, &fk.ref_table, &fk.ref_columns),
+            })
+        })
         .collect();
     let mut incoming = Vec::new();
     for other in catalog.tables.values() {
@@ -249,7 +263,7 @@ pub fn describe_column(project: &Project, qualified_name: &str) -> Envelope {
         "is_primary_key": t.primary_key.contains(&c.name),
         "description": if v.redacted { None } else { c.comment.clone().or_else(|| describe_column_text(model, t, &c.name)) },
         "redacted": v.redacted,
-        "pii_categories": v.blocked_categories,
+        "pii_categories": v.categories,
         "outgoing_foreign_keys": outgoing,
         "incoming_foreign_keys": incoming,
     }))
@@ -273,15 +287,17 @@ fn edges(project: &Project, catalog: &Catalog) -> Vec<Edge> {
     let mut out = Vec::new();
     for t in catalog.tables.values() {
         let views = column_views(&project.model, t);
-        for fk in &t.foreign_keys {
+        for (i, fk) in t.foreign_keys.iter().enumerate() {
             let from = format!("{}.{}", t.schema, t.name);
             let to = format!("{}.{}", fk.ref_schema, fk.ref_table);
+            // Named after its columns, unless one of them must not be named.
+            let hidden = fk.columns.iter().any(|c| views.get(c).is_some_and(|v| v.catastrophic));
             out.push(Edge {
-                name: format!("fk_{}_{}", t.name, fk.columns.join("_")),
+                name: if hidden { format!("fk_{}_{}", t.name, i + 1) } else { format!("fk_{}_{}", t.name, fk.columns.join("_")) },
                 from,
                 to,
                 from_columns: fk.columns.iter().map(|c| shown(&views, c)).collect(),
-                to_columns: fk.ref_columns.clone(),
+                to_columns: shown_targets(&project.model, &fk.ref_schema, &fk.ref_table, &fk.ref_columns),
                 via: "foreign_key",
             });
         }
@@ -292,8 +308,8 @@ fn edges(project: &Project, catalog: &Catalog) -> Vec<Edge> {
         out.push(Edge {
             from: a.table.to_string(),
             to: b.table.to_string(),
-            from_columns: j.on.iter().map(|k| k.source.clone()).collect(),
-            to_columns: j.on.iter().map(|k| k.target.clone()).collect(),
+            from_columns: j.on.iter().map(|k| crate::pii::shown_entity_column(model, &a.name, &k.source)).collect(),
+            to_columns: j.on.iter().map(|k| crate::pii::shown_entity_column(model, &b.name, &k.target)).collect(),
             via: "canonical_join",
             name: j.name.clone(),
         });
@@ -408,7 +424,76 @@ pub fn get_example_queries(project: &Project, qualified_name: &str) -> Envelope 
         Ok(t) => t,
         Err(e) => return Envelope::error(e),
     };
-    // No query log is mined yet: say so rather than invent examples.
-    Envelope::empty(Some(json!({"qualified_name": format!("{}.{}", t.schema, t.name), "queries": []})))
-        .with_follow_up_hints(&["describe_table", "list_metrics"])
+    let qualified = format!("{}.{}", t.schema, t.name);
+    let queries = example_calls(project, &t.schema, &t.name);
+    let data = json!({"qualified_name": qualified, "queries": queries, "source": "model"});
+    if queries.is_empty() {
+        return Envelope::empty(Some(data)).with_follow_up_hints(&["describe_table", "list_metrics"]);
+    }
+    Envelope::success(data).with_confidence(Confidence::High).with_follow_up_hints(&["get_metric"])
+}
+
+/// Most examples one table gets: enough to show the patterns, few tokens.
+const MAX_EXAMPLES: usize = 5;
+
+/// Working get_metric calls about a table, built from the model (no query
+/// log is mined, and nothing is invented): each metric whose anchor is the
+/// table's entity or reaches it over to-one joins, grouped by one of the
+/// entity's categorical columns and, when the metric is a series over time,
+/// bucketed by its coarsest common grain. Every call is planned before it
+/// is offered, so PII refusals and unreachable columns never appear.
+fn example_calls(project: &Project, schema: &str, table: &str) -> Vec<Json> {
+    let model = &project.model;
+    let Some(entity) = model.entities.values().find(|e| e.table.schema == schema && e.table.table == table) else {
+        return Vec::new();
+    };
+    let keys: BTreeSet<&str> = model
+        .joins
+        .values()
+        .flat_map(|j| j.on.iter().flat_map(|k| [(&j.source_entity, &k.source), (&j.target_entity, &k.target)]))
+        .filter(|(e, _)| **e == entity.name)
+        .map(|(_, c)| c.as_str())
+        .collect();
+    let categorical: Vec<&str> = entity
+        .columns
+        .iter()
+        .filter(|c| matches!(c.type_class(), crate::model::TypeClass::Text | crate::model::TypeClass::Boolean))
+        .filter(|c| !entity.identity.contains(&c.name) && !keys.contains(c.name.as_str()))
+        .map(|c| c.name.as_str())
+        .collect();
+    let graph = crate::model::graph::JoinGraph::new(model);
+    let mut out = Vec::new();
+    for m in model.metrics.values() {
+        if out.len() >= MAX_EXAMPLES {
+            break;
+        }
+        let reaches = m.entity == entity.name || graph.to_one_reachable(&m.entity).iter().any(|(e, _)| *e == entity.name);
+        if !reaches {
+            continue;
+        }
+        let grain = ["month", "quarter", "year", "week", "day"].into_iter().find(|g| m.time_grains.iter().any(|x| x.as_str() == *g));
+        // The first categorical column the planner accepts (PII and fan-out
+        // rules included); the metric alone when none is.
+        let candidates = categorical.iter().map(|c| Some(format!("{}.{c}", entity.name))).chain([None]);
+        for column in candidates {
+            let mut args = json!({"name": m.name, "limit": 10});
+            let mut question = m.name.clone();
+            if let Some(c) = &column {
+                args["group_by"] = json!([c]);
+                args["order_by"] = json!([{"column": m.name, "direction": "desc"}]);
+                question.push_str(&format!(" by {c}"));
+            }
+            if let Some(g) = grain {
+                args["time_grain"] = json!(g);
+                question.push_str(&format!(" per {g}"));
+            }
+            let mut dry = args.clone();
+            dry["dry_run"] = true.into();
+            if super::call(project, "get_metric", &dry, super::Execution::DryRun).tool_error().is_none() {
+                out.push(json!({"question": question, "tool": "get_metric", "arguments": args}));
+                break;
+            }
+        }
+    }
+    out
 }

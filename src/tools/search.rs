@@ -4,9 +4,10 @@
 //! metrics anchored on each entity, with light stemming and a small synonym
 //! table. No network, no model download, deterministic.
 //!
-//! PII: columns whose categories the policy blocks (and the catastrophic
-//! floor) are left out of the index entirely, so a search can never reveal
-//! their names or comments.
+//! PII: columns `pii::decide` redacts (blocked categories and the
+//! catastrophic floor, from the policy, inferred tags or the name
+//! classifier) are left out of the index entirely, so a search can never
+//! reveal their names or comments.
 //!
 //! Architecture invariant: pure over the model and catalog snapshot.
 
@@ -217,10 +218,10 @@ fn rank(docs: &[Doc], query: &[(String, f64)]) -> Vec<(usize, f64, Vec<String>)>
     out
 }
 
-/// Whether the policy hides this column from search.
+/// Whether the PII decision hides this column from search (blocked or
+/// catastrophic, by policy, inferred tag or name).
 fn hidden(model: &SemanticModel, table: &TableRef, column: &str) -> bool {
-    let blocked = model.pii_policy.blocked();
-    model.pii_policy.tag(table, column).is_some_and(|t| t.categories.iter().any(|c| blocked.contains(c)))
+    crate::pii::decide(&model.pii_policy, table, column).redacted()
 }
 
 /// Adds what the semantic layer says about `table` (entity, its columns'

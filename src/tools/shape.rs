@@ -3,9 +3,9 @@
 //! every payload, and a hard cap well under 25k tokens that cuts the largest
 //! list and says so with `truncated: true`.
 //!
-//! Works on the envelope's JSON and re-reads it through `Envelope`'s checked
-//! deserializer, so shaping can never produce an envelope that breaks the
-//! charter's invariants.
+//! Edits only the envelope's `data` object in place
+//! (`Envelope::map_data_object`), so shaping can never produce an envelope
+//! that breaks the charter's invariants, and nothing is serialised twice.
 //!
 //! Architecture invariant: no tool logic; only trims what tools returned.
 
@@ -40,24 +40,29 @@ pub fn estimate_tokens<T: serde::Serialize + ?Sized>(v: &T) -> usize {
     serde_json::to_vec(v).map(|s| s.len().div_ceil(4)).unwrap_or(0)
 }
 
-/// Applies the format and the cap to a tool's answer.
+/// Applies the format and the cap to a tool's answer. An answer cut at all
+/// is `partial` (or stays `degraded`) and says in its notes what was cut.
 pub fn shape(tool: &str, env: Envelope, format: ResponseFormat) -> Envelope {
-    if env.data().is_none_or(|d| !d.is_object()) {
-        return env;
+    let mut cut = false;
+    let env = env.map_data_object(|data| {
+        if format == ResponseFormat::Concise {
+            cut |= concise(tool, data);
+        }
+        cut |= cap(data);
+        let tokens = estimate_tokens(&*data);
+        data.insert("token_estimate".into(), tokens.into());
+    });
+    if cut {
+        env.mark_partial()
+    } else {
+        env
     }
-    let Ok(mut wire) = serde_json::to_value(&env) else { return env };
-    let Some(data) = wire.get_mut("data").and_then(Json::as_object_mut) else { return env };
-    if format == ResponseFormat::Concise {
-        concise(tool, data);
-    }
-    cap(data);
-    let tokens = estimate_tokens(&*data);
-    data.insert("token_estimate".into(), tokens.into());
-    serde_json::from_value(wire).unwrap_or(env)
 }
 
-/// Trims a detailed answer to its concise form.
-fn concise(tool: &str, data: &mut Map<String, Json>) {
+/// Trims a detailed answer to its concise form. Returns whether the answer
+/// itself was cut (metric rows); fewer search hits or no descriptions is
+/// what `concise` means, not a cut answer.
+fn concise(tool: &str, data: &mut Map<String, Json>) -> bool {
     match tool {
         "find_relevant_tables" | "find_relevant_entities" => {
             if let Some(Json::Array(hits)) = data.get_mut("hits") {
@@ -91,11 +96,13 @@ fn concise(tool: &str, data: &mut Map<String, Json>) {
                     rows.truncate(CONCISE_ROWS);
                     data.insert("truncated".into(), true.into());
                     note(data, &format!("Concise answer: the first {CONCISE_ROWS} rows; pass response_format=detailed for all of them."));
+                    return true;
                 }
             }
         }
         _ => {}
     }
+    false
 }
 
 fn note(data: &mut Map<String, Json>, text: &str) {
@@ -107,9 +114,33 @@ fn note(data: &mut Map<String, Json>, text: &str) {
     }
 }
 
-/// Halves the largest top-level list until the payload fits [`MAX_TOKENS`].
-fn cap(data: &mut Map<String, Json>) {
+/// Parts of an answer that explain it rather than are it, cut first when an
+/// answer is over the cap, with how to get each back.
+const BULK: [(&str, &str); 4] = [
+    ("params", "the SQL parameters"),
+    ("joins", "the join list"),
+    ("notes", "the notes"),
+    ("sql", "the SQL text (call get_metric with dry_run=true and narrower arguments to see it)"),
+];
+
+/// Brings the payload under [`MAX_TOKENS`]: first the bulky explanatory
+/// parts ([`BULK`]), so the answer itself is kept; then, if still over,
+/// halves the largest top-level list. Returns whether anything was cut.
+fn cap(data: &mut Map<String, Json>) -> bool {
     let mut cut = false;
+    let mut dropped: Vec<&str> = Vec::new();
+    for (key, what) in BULK {
+        if estimate_tokens(&*data) <= MAX_TOKENS {
+            break;
+        }
+        if data.remove(key).is_some() {
+            dropped.push(what);
+        }
+    }
+    if !dropped.is_empty() {
+        data.insert("truncated".into(), true.into());
+        note(data, &format!("Over {MAX_TOKENS} tokens: cut {} to keep the answer.", dropped.join(", ")));
+    }
     // Bounded: each round halves a list, so at most ~64 rounds per list.
     for _ in 0..256 {
         if estimate_tokens(&*data) <= MAX_TOKENS {
@@ -129,4 +160,5 @@ fn cap(data: &mut Map<String, Json>) {
         data.insert("truncated".into(), true.into());
         note(data, &format!("Cut to stay under {MAX_TOKENS} tokens; narrow the request (filters, limit) for the rest."));
     }
+    cut || !dropped.is_empty()
 }

@@ -64,24 +64,75 @@ impl ToolSpec {
         schema
     }
 
+    /// JSON Schema of this tool's answer: the compact envelope with `data`
+    /// typed per tool (the keys every answer with data carries, and their
+    /// types). Kept small on purpose: it is in every agent's context.
+    pub fn output_schema(&self) -> Json {
+        crate::envelope::compact_envelope_schema(data_schema(self.name))
+    }
+
     /// The charter's per-tool metadata, published in the tool's `_meta`.
     pub fn metadata(&self) -> Map<String, Json> {
-        let read = self.side_effects == SideEffects::Read;
         let meta = json!({
             "cost_hint": {"tokens_estimate": self.tokens_estimate, "dollars_estimate": null},
             "latency_hint": self.latency_hint,
             "idempotent": self.idempotent,
             "side_effects": self.side_effects.as_str(),
-            "readOnlyHint": true,
-            "destructiveHint": false,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": read,
             "charter_version": CHARTER_VERSION,
         });
         match meta {
             Json::Object(m) => m,
             _ => unreachable!("metadata is an object literal"),
         }
+    }
+}
+
+/// get_metric's arguments with their closed vocabularies published as
+/// enums, taken from the code that parses them (so the schema cannot drift
+/// from what is accepted), and the defaults that do not depend on the model.
+fn get_metric_schema() -> Json {
+    let mut schema = schema_of::<GetMetricArgs>();
+    let grains: Vec<&str> = crate::model::Grain::ALL.iter().map(|g| g.as_str()).collect();
+    let set = |schema: &mut Json, path: &[&str], key: &str, value: Json| {
+        let mut at = &mut *schema;
+        for p in path {
+            match at.get_mut(*p) {
+                Some(next) => at = next,
+                None => return,
+            }
+        }
+        if let Some(m) = at.as_object_mut() {
+            m.insert(key.into(), value);
+        }
+    };
+    set(&mut schema, &["properties", "filters", "items", "properties", "op"], "enum", json!(crate::model::FilterOp::ALL));
+    set(&mut schema, &["properties", "order_by", "items", "properties", "direction"], "enum", json!(["asc", "desc"]));
+    set(&mut schema, &["properties", "order_by", "items", "properties", "direction"], "default", json!("asc"));
+    set(&mut schema, &["properties", "time_grain"], "enum", json!(grains));
+    set(&mut schema, &["properties", "dialect"], "enum", json!(crate::sql::Dialect::supported()));
+    set(&mut schema, &["properties", "dry_run"], "default", json!(false));
+    schema
+}
+
+/// `data` of a tool's answer: its required keys, typed. Shaping may add
+/// `token_estimate` and `truncated`, and `concise` drops descriptions, so
+/// only keys every answer keeps are required.
+fn data_schema(tool: &str) -> Json {
+    let object = |required: &[(&str, &str)]| {
+        let props: Map<String, Json> = required.iter().map(|(k, t)| (k.to_string(), json!({"type": t}))).collect();
+        json!({"type": "object", "required": required.iter().map(|(k, _)| *k).collect::<Vec<_>>(), "properties": props})
+    };
+    match tool {
+        "find_relevant_tables" | "find_relevant_entities" => object(&[("hits", "array"), ("count", "integer")]),
+        "list_entities" | "list_metrics" | "list_joins" => object(&[("items", "array"), ("count", "integer")]),
+        "describe_table" => object(&[("qualified_name", "string"), ("columns", "array")]),
+        "describe_column" => object(&[("qualified_name", "string"), ("table", "string")]),
+        "suggest_joins" => object(&[("paths", "array"), ("unreachable_pairs", "array")]),
+        "get_example_queries" => object(&[("qualified_name", "string"), ("queries", "array")]),
+        "describe_entity" => object(&[("name", "string"), ("columns", "array"), ("metrics", "array"), ("joins", "array")]),
+        "resolve_join" => object(&[("name", "string"), ("source_entity", "string"), ("target_entity", "string"), ("on", "array")]),
+        "get_metric" => object(&[("columns", "array"), ("dialect", "string")]),
+        _ => json!({"type": "object"}),
     }
 }
 
@@ -188,8 +239,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "get_example_queries",
             title: "Get example queries",
-            description: "Use this when you want SQL others ran against a table (`schema.table`) as a pattern. \
-                Answers empty until a query log has been mined; it never invents queries. \
+            description: "Use this when you want working get_metric calls about a table (`schema.table`) as a pattern: \
+                built from the model's metrics and the table's columns, each planned before it is offered. \
                 Use get_metric instead when a declared metric answers the question. \
                 Compositions: describe_table → get_example_queries; get_example_queries → list_metrics to find the governed version.",
             tokens_estimate: 300,
@@ -290,7 +341,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: true,
-            schema: schema_of::<GetMetricArgs>,
+            schema: get_metric_schema,
         },
     ];
     v.sort_by_key(|s| s.name);

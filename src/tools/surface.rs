@@ -49,7 +49,14 @@ pub fn find(tool: &str) -> Option<&'static Published> {
 }
 
 /// Runs one tool call as an agent makes it.
+///
+/// Every answer, rejected calls included, carries its `next_action`.
 pub fn invoke(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
+    let env = checked_call(project, tool, args, execution);
+    super::next::attach(tool, args, env)
+}
+
+fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
     let Some(p) = find(tool) else {
         return call(project, tool, args, execution);
     };
@@ -89,7 +96,7 @@ pub fn invoke(project: &Project, tool: &str, args: &Json, execution: Execution<'
                 fixed.insert("response_format".into(), json!("concise"));
                 return Envelope::error(ToolError::new(
                     FailureKind::MalformedName,
-                    format!("response_format must be \"concise\" or \"detailed\", not {v}"),
+                    format!("response_format must be \"concise\" or \"detailed\", not {}", crate::model::echo(&v.to_string())),
                     Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(["concise", "detailed"]),
                 ));
             }

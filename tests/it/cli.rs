@@ -154,3 +154,123 @@ fn compile_validate_prepares_the_sql_against_the_model_tables() {
     let out = run(&["compile", file.to_str().unwrap(), "--project", "semantics/demo"], &repo(""));
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_project_nested_100000_levels_deep_is_an_error_not_a_crash() {
+    // Each used to overflow the stack and abort `schemabrain check` (signal 6).
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("deep-project");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("entities")).unwrap();
+    std::fs::create_dir_all(dir.join("metrics")).unwrap();
+    std::fs::write(
+        dir.join("entities/order.yaml"),
+        "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\ncolumns: [{name: id, type: integer}, {name: amount, type: decimal}]\n",
+    )
+    .unwrap();
+    let n = 100_000;
+    let parens = format!("{}amount{}", "(".repeat(n), ")".repeat(n));
+    let chain = vec!["amount"; n].join("+");
+    let signs = format!("{}amount", "-".repeat(n));
+    for (name, expr) in [("parens", parens), ("chain", chain), ("signs", signs)] {
+        std::fs::write(dir.join(format!("metrics/{name}.yaml")), format!("version: 1\nname: {name}\nentity: order\nmeasure: {{agg: sum, expression: \"{expr}\"}}\n")).unwrap();
+    }
+    std::fs::write(dir.join("metrics/brackets.yaml"), format!("version: 1\nname: brackets\nentity: order\nmeasure: {{agg: count, column: id}}\ndescription: {}1{}\n", "[".repeat(n), "]".repeat(n))).unwrap();
+    let out = run(&["check", "--project", dir.to_str().unwrap(), "--json"], &repo(""));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "died or misreported: {:?}\n{stdout}", out.status);
+    for file in ["parens", "chain", "signs", "brackets"] {
+        assert!(stdout.contains(&format!("metrics/{file}.yaml")), "{file} not reported: {}", &stdout[..stdout.len().min(2000)]);
+    }
+    // Messages quote at most a few hundred characters of the expression.
+    assert!(stdout.len() < 20_000, "the report echoes the input: {} bytes", stdout.len());
+}
+
+#[test]
+fn query_json_prints_exactly_what_get_metric_returns_over_mcp() {
+    // The CLI and the MCP server run one Session: same tool, shaping,
+    // escalation, so the same request gives the same envelope (its trace id aside).
+    let dir = scratch_demo("query-json-vs-mcp");
+    let source = format!("duckdb:{}", crate::common::demo_warehouse().display());
+    let requests: Vec<(Vec<&str>, serde_json::Value)> = vec![
+        (
+            vec!["revenue", "--group-by", "customer.country", "--grain", "year", "--order-by", "revenue desc", "--limit", "5"],
+            serde_json::json!({"name": "revenue", "group_by": ["customer.country"], "time_grain": "year", "order_by": [{"column": "revenue", "direction": "desc"}], "limit": 5}),
+        ),
+        (
+            vec!["revenue", "--group-by", "region.name"],
+            serde_json::json!({"name": "revenue", "group_by": ["region.name"]}),
+        ),
+        (
+            vec!["order_count", "cancellation_rate", "--group-by", "store.name", "--filter", "store.name in Store 1,Store 2", "--response-format", "concise"],
+            serde_json::json!({"names": ["order_count", "cancellation_rate"], "group_by": ["store.name"], "filters": [{"column": "store.name", "op": "in", "value": ["Store 1", "Store 2"]}], "response_format": "concise"}),
+        ),
+    ];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let session = crate::mcp::demo_shared();
+    let client = rt.block_on(crate::mcp::connect(session, crate::mcp::Era::Modern));
+    let tools = rt.block_on(client.list_all_tools()).expect("tools/list");
+    for (flags, mut call) in requests {
+        let mut args = vec!["query"];
+        args.extend(&flags);
+        args.extend(["--project", dir.to_str().unwrap(), "--source", &source, "--json"]);
+        let out = run(&args, &repo(""));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut cli: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        if call.get("response_format").is_none() {
+            call["response_format"] = "detailed".into(); // the CLI's default
+        }
+        let mut mcp = rt.block_on(crate::mcp::call(&client, &tools, "get_metric", call.clone()));
+        // Per-call ids: the trace, and the audit record (the CLI audits, this server does not).
+        assert!(cli["fingerprint"].is_string(), "query --json is audited");
+        for env in [&mut cli, &mut mcp] {
+            env.as_object_mut().unwrap().remove("trace_id");
+            env.as_object_mut().unwrap().remove("fingerprint");
+        }
+        assert_eq!(cli, mcp, "query {flags:?} --json differs from get_metric {call}");
+    }
+    rt.block_on(client.cancel()).expect("cancel");
+}
+
+#[test]
+fn argument_errors_with_json_are_one_envelope_too() {
+    for args in [
+        &["query", "revenue", "--project", "semantics/demo", "--limit", "abc", "--json"][..],
+        &["compile", "revenue", "--json", "--no-such-flag"][..],
+        &["--json", "query"][..],
+    ] {
+        let out = run(args, &repo(""));
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let env = envelope_of(&out);
+        assert_eq!(env.status(), Status::Error, "{args:?}");
+        assert!(env.tool_error().unwrap().message().contains("--help"), "{args:?}");
+    }
+    // Without --json, clap's own message goes to stderr and stdout stays empty.
+    let out = run(&["query", "revenue", "--limit", "abc"], &repo(""));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("abc"));
+    // --help is not an error.
+    let out = run(&["query", "--help"], &repo(""));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--group-by"));
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    use std::process::Stdio;
+    for args in [&["audit", "verify", "--project", "semantics/demo"][..], &["compile", "revenue", "--project", "semantics/demo"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
+            .args(args)
+            .current_dir(repo(""))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("binary runs");
+        // The reader goes away before the first line is written, as `| head -0` would.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("waits");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.status.code().is_some_and(|c| c <= 2), "{args:?}: {:?} {stderr}", out.status);
+    }
+}

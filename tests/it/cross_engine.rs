@@ -154,8 +154,8 @@ fn agree_with_duckdb_rounding(
         let spec = yaml_file_as_json(case);
         let mut request = spec["request"].clone();
         request["dialect"] = dialect.into();
-        let ours = tools::call(project, "get_metric", &request, Execution::Run { engine, limits: limits() });
-        let on_duck = tools::call(duck_project, "get_metric", &spec["request"], Execution::Run { engine: &duck, limits: limits() });
+        let ours = tools::call(project, "get_metric", &request, Execution::run(engine, limits()));
+        let on_duck = tools::call(duck_project, "get_metric", &spec["request"], Execution::run(&duck, limits()));
         if let Some((_, why)) = known.iter().find(|(case, _)| *case == name) {
             let message = ours.tool_error().map(|e| e.message().to_string()).unwrap_or_default();
             if ours.status() == Status::Error && message.contains(why) {
@@ -242,7 +242,7 @@ fn the_demo_exports_to_parquet_that_reads_back_the_same() {
     let report = engine::export::export(&duck, "main", &target).expect("export");
     assert_eq!(report.tables.len(), 9);
     let original = duck
-        .execute(&schemabrain::sql::CompiledSql { sql: "SELECT count(*), CAST(sum(amount) * 100 AS BIGINT) FROM main.orders".into(), params: vec![], dialect: "duckdb" }, limits())
+        .run(&schemabrain::sql::CompiledSql { sql: "SELECT count(*), CAST(sum(amount) * 100 AS BIGINT) FROM main.orders".into(), params: vec![], dialect: "duckdb" }, limits())
         .unwrap()
         .rows;
     // Read back with the parquet crate: names, types, row count and every amount.
@@ -315,7 +315,7 @@ fn export_keeps_awkward_text_and_nulls_on_postgres_and_mysql() {
     batch.push_str("INSERT INTO main.t VALUES (99, NULL, NULL, NULL, NULL);\n");
     let duck = schemabrain::engine::DuckDbEngine::in_memory(&batch).unwrap();
     let select = |schema: &str| format!("SELECT id, s, n, d, ok FROM {schema}.t ORDER BY id");
-    let expected = duck.execute(&schemabrain::sql::CompiledSql { sql: select("main"), params: vec![], dialect: "duckdb" }, limits()).unwrap().rows;
+    let expected = duck.run(&schemabrain::sql::CompiledSql { sql: select("main"), params: vec![], dialect: "duckdb" }, limits()).unwrap().rows;
     assert_eq!(expected.len(), values.len() + 1);
     assert_eq!(expected[1][1], serde_json::json!("back\\slash"));
 
@@ -323,14 +323,14 @@ fn export_keeps_awkward_text_and_nulls_on_postgres_and_mysql() {
         let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
         engine::export::export(&duck, "main", &target).expect("export to Postgres");
         let pg = PostgresEngine::connect(&schema.url).unwrap();
-        let rows = pg.execute(&schemabrain::sql::CompiledSql { sql: select(&format!("\"{}\"", schema.name)), params: vec![], dialect: "postgres" }, limits()).unwrap().rows;
+        let rows = pg.run(&schemabrain::sql::CompiledSql { sql: select(&format!("\"{}\"", schema.name)), params: vec![], dialect: "postgres" }, limits()).unwrap().rows;
         assert_eq!(rows, expected, "Postgres");
     }
     if let Some(db) = crate::engines_servers::MyDatabase::create("awkward") {
         let target = engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
         engine::export::export(&duck, "main", &target).expect("export to MySQL/MariaDB");
         let my = schemabrain::engine::MySqlEngine::connect(&db.url).unwrap();
-        let rows = my.execute(&schemabrain::sql::CompiledSql { sql: select(&format!("`{}`", db.name)), params: vec![], dialect: "mysql" }, limits()).unwrap().rows;
+        let rows = my.run(&schemabrain::sql::CompiledSql { sql: select(&format!("`{}`", db.name)), params: vec![], dialect: "mysql" }, limits()).unwrap().rows;
         assert_eq!(rows, expected, "MySQL/MariaDB");
     }
 }

@@ -75,7 +75,7 @@ fn datafusion_reads_every_file_as_a_main_table() {
             assert_eq!(types["amount"], "double");
             assert_eq!(orders.row_count, None);
         }
-        let count = df.execute(&sql("SELECT count(*) AS n FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
+        let count = df.run(&sql("SELECT count(*) AS n FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
         assert_eq!(count.rows, vec![vec![json!(120_000)]], "{format}");
     }
 }
@@ -88,18 +88,18 @@ fn datafusion_answers_the_same_json_as_duckdb() {
     let orders = "SELECT id, store_id, status, ordered_at, amount, discount, is_gift FROM main.orders ORDER BY id LIMIT 300";
     let customers = "SELECT * FROM main.customers ORDER BY 1 LIMIT 300";
     for q in [orders, customers] {
-        let a = duck.execute(&CompiledSql { sql: q.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap();
-        let b = df.execute(&sql(q, vec![]), limits(1000, 30_000)).unwrap();
+        let a = duck.run(&CompiledSql { sql: q.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap();
+        let b = df.run(&sql(q, vec![]), limits(1000, 30_000)).unwrap();
         assert_eq!(a.rows.len(), 300);
         assert_eq!(b.columns, a.columns, "{q}");
         assert_eq!(b.rows, a.rows, "{q}");
     }
-    assert!(duck.execute(&CompiledSql { sql: orders.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap().rows.iter().any(|r| r[1].is_null()));
+    assert!(duck.run(&CompiledSql { sql: orders.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap().rows.iter().any(|r| r[1].is_null()));
     // Computed values too: a decimal sum, a date bucket, a cast to date.
     let q = "SELECT CAST(date_trunc('month', ordered_at) AS DATE) AS m, sum(amount) AS s, count(*) AS n \
              FROM main.orders GROUP BY 1 ORDER BY 1 LIMIT 5";
-    let a = duck.execute(&CompiledSql { sql: q.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap();
-    let b = df.execute(&sql(q, vec![]), limits(1000, 30_000)).unwrap();
+    let a = duck.run(&CompiledSql { sql: q.into(), params: vec![], dialect: "duckdb" }, limits(1000, 30_000)).unwrap();
+    let b = df.run(&sql(q, vec![]), limits(1000, 30_000)).unwrap();
     assert_eq!(b.rows, a.rows);
     assert!(a.rows[0][0].as_str().unwrap().ends_with("-01"), "{:?}", a.rows[0]);
 }
@@ -118,22 +118,22 @@ fn datafusion_binds_parameters_of_every_type() {
         Value::Date(chrono::NaiveDate::from_ymd_opt(2024, 6, 1).unwrap()),
         Value::Bool(false),
     ];
-    let a = duck.execute(&CompiledSql { sql: q.into(), params: params.clone(), dialect: "duckdb" }, limits(10, 30_000)).unwrap();
-    let b = df.execute(&sql(q, params), limits(10, 30_000)).unwrap();
+    let a = duck.run(&CompiledSql { sql: q.into(), params: params.clone(), dialect: "duckdb" }, limits(10, 30_000)).unwrap();
+    let b = df.run(&sql(q, params), limits(10, 30_000)).unwrap();
     assert!(a.rows[0][0].as_i64().unwrap() > 0, "{:?}", a.rows);
     assert_eq!(b.rows, a.rows);
     // A missing parameter is an error, not a panic.
-    let err = df.execute(&sql("SELECT count(*) FROM main.orders WHERE id > $1", vec![]), limits(10, 30_000)).unwrap_err();
+    let err = df.run(&sql("SELECT count(*) FROM main.orders WHERE id > $1", vec![]), limits(10, 30_000)).unwrap_err();
     assert!(matches!(err, EngineError::Query(_)) && err.to_string().contains("$1"), "{err}");
 }
 
 #[test]
 fn datafusion_row_cap_truncates() {
     let df = open("parquet");
-    let rs = df.execute(&sql("SELECT id FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
+    let rs = df.run(&sql("SELECT id FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
     assert_eq!(rs.rows.len(), 10);
     assert!(rs.truncated);
-    let rs = df.execute(&sql("SELECT DISTINCT status FROM main.orders", vec![]), limits(5, 30_000)).unwrap();
+    let rs = df.run(&sql("SELECT DISTINCT status FROM main.orders", vec![]), limits(5, 30_000)).unwrap();
     assert_eq!(rs.rows.len(), 5);
     assert!(!rs.truncated, "exactly the cap is not truncated");
 }
@@ -144,7 +144,7 @@ fn datafusion_timeout_stops_the_query() {
     // 14.4 billion pairs: minutes of work, unless the timeout stops it.
     let slow = sql("SELECT sum(a.id * b.id) FROM main.orders a CROSS JOIN main.orders b WHERE a.amount + b.amount > 0", vec![]);
     let started = Instant::now();
-    let err = df.execute(&slow, limits(10, 300)).unwrap_err();
+    let err = df.run(&slow, limits(10, 300)).unwrap_err();
     let took = started.elapsed();
     assert!(matches!(err, EngineError::Timeout(_)), "{err}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -155,7 +155,7 @@ fn datafusion_timeout_stops_the_query() {
     }
     assert_eq!(df.running_tasks(), 0, "the interrupted query still runs");
     eprintln!("timeout after {took:?}; every task of the query ended {:?} after the call began", started.elapsed());
-    let rs = df.execute(&sql("SELECT 40 + $1 AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap();
+    let rs = df.run(&sql("SELECT 40 + $1 AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(42)]]);
 }
 
@@ -173,14 +173,14 @@ fn datafusion_refuses_every_write() {
         "SET datafusion.execution.batch_size = 1".to_string(),
     ];
     for w in &writes {
-        let err = df.execute(&sql(w, vec![]), limits(10, 5_000)).unwrap_err();
+        let err = df.run(&sql(w, vec![]), limits(10, 5_000)).unwrap_err();
         assert!(matches!(err, EngineError::Query(_)), "{w}: {err}");
         assert!(err.to_string().contains("not supported") || err.to_string().contains("not allowed"), "{w}: {err}");
     }
     for ext in ["csv", "parquet"] {
         assert!(!out.with_extension(ext).exists(), "a {ext} file was written");
     }
-    let rs = df.execute(&sql("SELECT count(*) FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
+    let rs = df.run(&sql("SELECT count(*) FROM main.orders", vec![]), limits(10, 30_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(120_000)]]);
 }
 
@@ -198,7 +198,7 @@ fn datafusion_reads_a_directory_of_files_as_one_table() {
     let df = engine::open(&format!("parquet:{}", dir.display())).expect("opens");
     let catalog = df.introspect().unwrap();
     assert_eq!(catalog.tables.keys().collect::<Vec<_>>(), ["main.orders_parts", "main.stores"]);
-    let rs = df.execute(&sql("SELECT count(*) FROM main.orders_parts", vec![]), limits(10, 30_000)).unwrap();
+    let rs = df.run(&sql("SELECT count(*) FROM main.orders_parts", vec![]), limits(10, 30_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(240_000)]]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -247,14 +247,14 @@ fn datafusion_engine_can_be_called_from_async_code() {
     shareable::<DataFusionEngine>();
     let df = open("parquet");
     let outer = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let rows = outer.block_on(async { df.execute(&sql("SELECT count(*) FROM main.stores", vec![]), limits(10, 5_000)).unwrap().rows });
+    let rows = outer.block_on(async { df.run(&sql("SELECT count(*) FROM main.stores", vec![]), limits(10, 5_000)).unwrap().rows });
     assert_eq!(rows.len(), 1);
     let catalog = outer.block_on(async { df.introspect().unwrap() });
     assert_eq!(catalog.tables.len(), demo_tables());
     // Opened and dropped inside async code: no "cannot drop a runtime" panic.
     outer.block_on(async {
         let inner = open("parquet");
-        assert!(inner.execute(&sql("SELECT 1", vec![]), limits(10, 5_000)).is_ok());
+        assert!(inner.run(&sql("SELECT 1", vec![]), limits(10, 5_000)).is_ok());
         drop(inner);
     });
 }
@@ -330,8 +330,8 @@ fn datafusion_median_is_exact_and_its_percentile_is_not() {
                    FROM main.orders GROUP BY status ORDER BY status";
     let on_df = "SELECT status, median(CAST(amount AS DOUBLE PRECISION)), percentile_cont(0.9) WITHIN GROUP (ORDER BY amount ASC) \
                  FROM main.orders GROUP BY status ORDER BY status";
-    let a = duck.execute(&CompiledSql { sql: on_duck.into(), params: vec![], dialect: "duckdb" }, limits(100, 30_000)).unwrap();
-    let b = df.execute(&sql(on_df, vec![]), limits(100, 30_000)).unwrap();
+    let a = duck.run(&CompiledSql { sql: on_duck.into(), params: vec![], dialect: "duckdb" }, limits(100, 30_000)).unwrap();
+    let b = df.run(&sql(on_df, vec![]), limits(100, 30_000)).unwrap();
     assert_eq!(a.rows.len(), 5);
     let column = |rows: &[Vec<serde_json::Value>], i: usize| -> Vec<serde_json::Value> { rows.iter().map(|r| r[i].clone()).collect() };
     assert_eq!(column(&b.rows, 1), column(&a.rows, 1), "median: exact on both");
@@ -354,14 +354,14 @@ fn awkward_text_survives_parquet_and_csv() {
     batch.push_str("INSERT INTO main.t VALUES (99, NULL, NULL, NULL, NULL);\n");
     let duck = schemabrain::engine::DuckDbEngine::in_memory(&batch).unwrap();
     let select = "SELECT id, s, n, d, ok FROM main.t ORDER BY id";
-    let expected = duck.execute(&CompiledSql { sql: select.into(), params: vec![], dialect: "duckdb" }, limits(100, 5_000)).unwrap().rows;
+    let expected = duck.run(&CompiledSql { sql: select.into(), params: vec![], dialect: "duckdb" }, limits(100, 5_000)).unwrap().rows;
     assert_eq!(expected.len(), values.len() + 1);
     for format in ["parquet", "csv"] {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name(&format!("awkward-{format}")));
         let url = format!("{format}:{}", dir.display());
         engine::export::export(&duck, "main", &engine::export::Target::parse(&url, None).unwrap()).expect("export");
         let df = DataFusionEngine::open(&url).unwrap_or_else(|e| panic!("{e}"));
-        let rows = df.execute(&sql(select, vec![]), limits(100, 5_000)).unwrap().rows;
+        let rows = df.run(&sql(select, vec![]), limits(100, 5_000)).unwrap().rows;
         let mut want = expected.clone();
         if format == "csv" {
             want[6][1] = serde_json::Value::Null;

@@ -34,10 +34,10 @@ fn mysql_refuses_writes() {
     db.exec(&format!("CREATE TABLE `{0}`.t (x INT); INSERT INTO `{0}`.t VALUES (1)", db.name));
     let my = engine(&db);
     for write in [format!("INSERT INTO `{}`.t VALUES (2)", db.name), format!("UPDATE `{}`.t SET x = 3", db.name), format!("DELETE FROM `{}`.t", db.name)] {
-        let err = my.execute(&sql(&write, vec![]), limits(10, 5_000)).expect_err("a write must fail");
+        let err = my.run(&sql(&write, vec![]), limits(10, 5_000)).expect_err("a write must fail");
         assert!(err.to_string().contains("READ ONLY"), "{write}: {err}");
     }
-    let rs = my.execute(&sql(&format!("SELECT x FROM `{}`.t", db.name), vec![]), limits(10, 5_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT x FROM `{}`.t", db.name), vec![]), limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(1)]], "nothing changed, and the session still answers");
 }
 
@@ -46,11 +46,11 @@ fn mysql_timeout_interrupts_the_query() {
     let Some(db) = MyDatabase::create("timeout") else { return };
     let my = engine(&db);
     let started = Instant::now();
-    let result = my.execute(&sql("SELECT SLEEP(5) AS s", vec![]), limits(10, 200));
+    let result = my.run(&sql("SELECT SLEEP(5) AS s", vec![]), limits(10, 200));
     assert!(started.elapsed() < Duration::from_secs(2), "took {:?}: the server did not stop the query", started.elapsed());
     let err = result.expect_err("must time out");
     assert!(matches!(err, EngineError::Timeout(_)), "{err}");
-    let rs = my.execute(&sql("SELECT SLEEP(0.3) AS s", vec![]), limits(10, 5_000)).unwrap();
+    let rs = my.run(&sql("SELECT SLEEP(0.3) AS s", vec![]), limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(0)]], "the next query runs to its end");
 }
 
@@ -64,7 +64,7 @@ fn mysql_types_come_back_right() {
         db.name
     ));
     let my = engine(&db);
-    let rs = my.execute(&sql(&format!("SELECT i, b, n, f, t, v, d, ts, ok, NULL AS nothing FROM `{}`.t ORDER BY i IS NULL, i", db.name), vec![]), limits(10, 5_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT i, b, n, f, t, v, d, ts, ok, NULL AS nothing FROM `{}`.t ORDER BY i IS NULL, i", db.name), vec![]), limits(10, 5_000)).unwrap();
     let types: Vec<&str> = rs.columns.iter().map(|c| c.data_type.as_str()).collect();
     assert_eq!(types, ["int", "bigint", "decimal(12,2)", "double", "text", "varchar", "date", "datetime", "boolean", "null"]);
     assert_eq!(
@@ -80,7 +80,7 @@ fn mysql_types_come_back_right() {
         &format!("SELECT count(*) AS n FROM `{}`.t WHERE n > ? AND v = ? AND d >= CAST(? AS DATE) AND ok = ? AND i < ?", db.name),
         vec![Value::Float(1000.0), Value::Text("x".into()), Value::Date(chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap()), Value::Bool(true), Value::Int(8)],
     );
-    assert_eq!(my.execute(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(1)]]);
+    assert_eq!(my.run(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(1)]]);
 }
 
 #[test]
@@ -117,27 +117,27 @@ fn mariadb_demo_export_introspects_and_answers_hand_written_sql() {
              WHERE o.amount >= ? GROUP BY o.status ORDER BY o.status"
         )
     };
-    let ours = my.execute(&sql(&question(&format!("`{}`", db.name)), vec![Value::Float(10.0)]), limits(100, 30_000)).unwrap();
+    let ours = my.run(&sql(&question(&format!("`{}`", db.name)), vec![Value::Float(10.0)]), limits(100, 30_000)).unwrap();
     let duck_sql = CompiledSql { sql: question("main").replace('?', "$1"), params: vec![Value::Float(10.0)], dialect: "duckdb" };
-    let theirs = duck.execute(&duck_sql, limits(100, 30_000)).unwrap();
+    let theirs = duck.run(&duck_sql, limits(100, 30_000)).unwrap();
     assert_eq!(ours.rows.len(), 5);
     assert!(crate::cross_engine::same_rows(&ours.rows, &theirs.rows), "MariaDB {:?}\nDuckDB {:?}", ours.rows, theirs.rows);
 
     // The row cap holds on a big table, and the server stops there: a cross
     // join of the items with themselves (1.3e11 rows) ends at once.
     let started = Instant::now();
-    let rs = my.execute(&sql(&format!("SELECT a.id, b.id FROM `{0}`.order_items a CROSS JOIN `{0}`.order_items b", db.name), vec![]), limits(10, 20_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT a.id, b.id FROM `{0}`.order_items a CROSS JOIN `{0}`.order_items b", db.name), vec![]), limits(10, 20_000)).unwrap();
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     assert_eq!((rs.rows.len(), rs.truncated), (10, true));
     // A statement's own LIMIT below the cap is kept, and no cap is left on
     // the session for introspection.
-    let rs = my.execute(&sql(&format!("SELECT id FROM `{}`.order_items ORDER BY id LIMIT 3", db.name), vec![]), limits(10, 10_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT id FROM `{}`.order_items ORDER BY id LIMIT 3", db.name), vec![]), limits(10, 10_000)).unwrap();
     assert_eq!((rs.rows.len(), rs.truncated), (3, false));
     assert!(my.introspect().unwrap().tables.len() >= 8);
-    let rs = my.execute(&sql(&format!("SELECT id FROM `{}`.order_items ORDER BY id", db.name), vec![]), limits(5, 10_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT id FROM `{}`.order_items ORDER BY id", db.name), vec![]), limits(5, 10_000)).unwrap();
     assert_eq!((rs.rows.len(), rs.truncated), (5, true));
     assert_eq!(rs.rows[4], vec![json!(5)]);
-    let rs = my.execute(&sql(&format!("SELECT id FROM `{}`.regions", db.name), vec![]), limits(8, 10_000)).unwrap();
+    let rs = my.run(&sql(&format!("SELECT id FROM `{}`.regions", db.name), vec![]), limits(8, 10_000)).unwrap();
     assert_eq!((rs.rows.len(), rs.truncated), (8, false), "exactly the cap is not truncated");
 }
 
@@ -158,6 +158,6 @@ fn mysql_engine_can_be_called_from_async_code() {
     let Some(db) = MyDatabase::create("async") else { return };
     let outer = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let my = outer.block_on(async { engine(&db) });
-    let rows = outer.block_on(async { my.execute(&sql("SELECT 40 + ? AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
+    let rows = outer.block_on(async { my.run(&sql("SELECT 40 + ? AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
     assert_eq!(rows, vec![vec![json!(42)]]);
 }

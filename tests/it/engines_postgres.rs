@@ -34,11 +34,11 @@ fn postgres_refuses_writes() {
         format!("INSERT INTO \"{}\".t VALUES (2)", schema.name),
         format!("WITH d AS (DELETE FROM \"{}\".t RETURNING x) SELECT count(*) FROM d", schema.name),
     ] {
-        let err = pg.execute(&sql(&write, vec![]), limits(10, 5_000)).expect_err("a write must fail");
+        let err = pg.run(&sql(&write, vec![]), limits(10, 5_000)).expect_err("a write must fail");
         assert!(err.to_string().contains("read-only transaction"), "{write}: {err}");
     }
     // Nothing changed, and the session still answers after the failures.
-    let rs = pg.execute(&sql(&format!("SELECT count(*) AS n FROM \"{}\".t", schema.name), vec![]), limits(10, 5_000)).unwrap();
+    let rs = pg.run(&sql(&format!("SELECT count(*) AS n FROM \"{}\".t", schema.name), vec![]), limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(1)]]);
 }
 
@@ -47,11 +47,11 @@ fn postgres_timeout_interrupts_the_query() {
     let Some(schema) = PgSchema::create("timeout") else { return };
     let pg = engine(&schema);
     let started = Instant::now();
-    let err = pg.execute(&sql("SELECT pg_sleep(5)", vec![]), limits(10, 200)).expect_err("must time out");
+    let err = pg.run(&sql("SELECT pg_sleep(5)", vec![]), limits(10, 200)).expect_err("must time out");
     assert!(matches!(err, EngineError::Timeout(_)), "{err}");
     assert!(started.elapsed() < Duration::from_secs(2), "took {:?}: the server did not stop the query", started.elapsed());
     // The next query runs normally (no timeout left behind on the session).
-    let rs = pg.execute(&sql("SELECT pg_sleep(0.3)::text AS slept", vec![]), limits(10, 5_000)).unwrap();
+    let rs = pg.run(&sql("SELECT pg_sleep(0.3)::text AS slept", vec![]), limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows.len(), 1);
 }
 
@@ -63,13 +63,13 @@ fn postgres_row_cap_truncates_without_fetching_everything() {
     // A hundred million rows (a streaming nested loop over two small series)
     // would take minutes to produce and send; the portal fetches eleven.
     let rs = pg
-        .execute(&sql("SELECT a.g * 10000 + b.g AS g FROM generate_series(0, 9999) AS a(g), generate_series(1, 10000) AS b(g)", vec![]), limits(10, 20_000))
+        .run(&sql("SELECT a.g * 10000 + b.g AS g FROM generate_series(0, 9999) AS a(g), generate_series(1, 10000) AS b(g)", vec![]), limits(10, 20_000))
         .unwrap();
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     assert_eq!(rs.rows.len(), 10);
     assert!(rs.truncated);
     assert_eq!(rs.columns[0].data_type, "int4");
-    let rs = pg.execute(&sql("SELECT g FROM generate_series(1, 10) AS g", vec![]), limits(10, 5_000)).unwrap();
+    let rs = pg.run(&sql("SELECT g FROM generate_series(1, 10) AS g", vec![]), limits(10, 5_000)).unwrap();
     assert_eq!((rs.rows.len(), rs.truncated), (10, false), "exactly the cap is not truncated");
 }
 
@@ -86,7 +86,7 @@ fn postgres_types_come_back_right() {
     ));
     let pg = engine(&schema);
     let rs = pg
-        .execute(&sql(&format!("SELECT i, b, s, n, f, t, v, d, ts, tz, ok, NULL::text AS nothing FROM \"{}\".t ORDER BY i NULLS LAST", schema.name), vec![]), limits(10, 5_000))
+        .run(&sql(&format!("SELECT i, b, s, n, f, t, v, d, ts, tz, ok, NULL::text AS nothing FROM \"{}\".t ORDER BY i NULLS LAST", schema.name), vec![]), limits(10, 5_000))
         .unwrap();
     let types: Vec<&str> = rs.columns.iter().map(|c| c.data_type.as_str()).collect();
     assert_eq!(types, ["int4", "int8", "int2", "numeric(12,2)", "float8", "text", "varchar(20)", "date", "timestamp", "timestamptz", "bool", "text"]);
@@ -135,17 +135,17 @@ fn postgres_binds_parameters_by_the_type_the_server_infers() {
         vec![Value::Int(2), Value::Float(27.0), Value::Text("n4".into()), date("2024-01-03"), ts("2024-01-01 17:00:00"), Value::Bool(true), Value::Int(0)],
     );
     // ids 2..=16 (at < 17:00 means g < 17; amount <= 27 means g <= 18), even, not 4: 2, 6, 8, 10, 12, 14, 16.
-    let rs = pg.execute(&q, limits(10, 5_000)).unwrap();
+    let rs = pg.run(&q, limits(10, 5_000)).unwrap();
     assert_eq!(rs.rows, vec![vec![json!(7)]]);
     // Values compared with uncast parameters: the server infers date and timestamp.
     let q = sql(
         &format!("SELECT count(*) AS n FROM \"{}\".t WHERE day = $1 OR at = $2 OR amount = $3", schema.name),
         vec![date("2024-01-05"), ts("2024-01-01 10:00:00"), Value::Float(1.5)],
     );
-    assert_eq!(pg.execute(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(3)]]);
+    assert_eq!(pg.run(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(3)]]);
     // Nothing to infer from: the value declares its own type.
     let q = sql("SELECT $1 IS NULL AS a, $2 AS b", vec![Value::Int(1), Value::Text("x".into())]);
-    assert_eq!(pg.execute(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(false), json!("x")]]);
+    assert_eq!(pg.run(&q, limits(10, 5_000)).unwrap().rows, vec![vec![json!(false), json!("x")]]);
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn postgres_engine_can_be_called_from_async_code() {
     // An async caller (an MCP handler) calls the synchronous engine: it must
     // neither panic ("cannot start a runtime from within a runtime") nor hang.
     let outer = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let rows = outer.block_on(async { pg.execute(&sql("SELECT 40 + $1 AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
+    let rows = outer.block_on(async { pg.run(&sql("SELECT 40 + $1 AS n", vec![Value::Int(2)]), limits(10, 5_000)).unwrap().rows });
     assert_eq!(rows, vec![vec![json!(42)]]);
     let catalog = outer.block_on(async { pg.introspect().unwrap() });
     assert!(catalog.engine.starts_with("postgres "));

@@ -36,5 +36,19 @@ mod engines_postgres;
 mod engines_mysql;
 // The DataFusion engine over Parquet and CSV directories, and validation without data.
 mod engines_datafusion;
+// Engines without a lock: calls side by side, cancellation stopping the query in the engine.
+mod engines_concurrency;
 // The same oracle requests answered alike on DuckDB, Postgres, MariaDB and DataFusion; Parquet export.
 mod cross_engine;
+// fuzz/seeds and fuzz/regressions replayed on stable.
+mod fuzz_regressions;
+// Arbitrary JSON arguments into every tool: a valid envelope, never a panic.
+mod tool_fuzz;
+// Confidence and provenance derived from the definitions a plan used.
+mod trust;
+// Seed 004 as an agent meets it: next actions, escalation, the circuit breaker, fingerprints.
+mod agent_session;
+// One PII decision for every tool, on a project without a policy.
+mod pii;
+// schemabrain index: inference from DuckDB, Postgres and Parquet, re-indexing, PII tags, graph.
+mod index;

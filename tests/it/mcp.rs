@@ -11,7 +11,8 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{json, Value as Json};
 
 use schemabrain::envelope::Envelope;
-use schemabrain::mcp::{Options, SchemaBrainServer, Shared};
+use schemabrain::mcp::SchemaBrainServer;
+use schemabrain::tools::{Session, SessionOptions};
 use schemabrain::project::Project;
 
 use crate::common;
@@ -27,22 +28,28 @@ pub const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
 /// A fresh server (its own retry tracker) on the demo project with its
 /// warehouse's catalog and an engine; no audit (it would write into the
 /// repository).
-pub fn demo_shared() -> Arc<Shared> {
+/// A session as `serve` opens one: a source that fails to open leaves it compiling only.
+pub fn session(project: schemabrain::project::Project, source: Option<&str>, audit: bool) -> Session {
+    let options = SessionOptions { source: source.map(str::to_string), audit, ..SessionOptions::default() };
+    Session::open(project, options).expect("serve's session opens whatever the source")
+}
+
+pub fn demo_shared() -> Arc<Session> {
     let w = common::demo_warehouse();
     let project = common::demo_project_with_catalog().clone();
-    Arc::new(Shared::new(project, Some(&format!("duckdb:{}", w.display())), Options { audit: false }))
+    Arc::new(session(project, Some(&format!("duckdb:{}", w.display())), false))
 }
 
 /// The demo project as declared: no snapshot, no source.
-fn bare_shared() -> Arc<Shared> {
+fn bare_shared() -> Arc<Session> {
     let project: Project = common::demo_project().clone();
     assert!(project.catalog.is_none());
     let mut project = project;
     project.model.settings_mut().source = None;
-    Arc::new(Shared::new(project, None, Options { audit: false }))
+    Arc::new(session(project, None, false))
 }
 
-pub async fn connect(shared: Arc<Shared>, era: Era) -> RunningService<RoleClient, ClientConfig> {
+pub async fn connect(shared: Arc<Session>, era: Era) -> RunningService<RoleClient, ClientConfig> {
     let (srv, cli) = tokio::io::duplex(1 << 20);
     let server = SchemaBrainServer::new(shared);
     tokio::spawn(async move {
@@ -107,7 +114,7 @@ fn cases() -> Vec<(&'static str, Json, &'static str)> {
         ("describe_column", json!({"qualified_name": "orders"}), "error"),
         ("suggest_joins", json!({"tables": ["main.order_items", "main.regions"]}), "success"),
         ("suggest_joins", json!({"tables": ["main.orders"]}), "error"),
-        ("get_example_queries", json!({"qualified_name": "main.orders"}), "empty"),
+        ("get_example_queries", json!({"qualified_name": "main.orders"}), "success"),
         ("get_example_queries", json!({"qualified_name": "main.nope"}), "error"),
         ("find_relevant_entities", json!({"query": "marketing spend"}), "success"),
         ("find_relevant_entities", json!({"query": "zzzqqq"}), "empty"),
@@ -229,7 +236,7 @@ async fn unknown_arguments_are_rejected_in_band_with_the_allowed_ones_named() {
 async fn identical_failing_calls_escalate_to_a_different_recovery_that_answers() {
     // A fresh server: the retry tracker is per server.
     let w = common::demo_warehouse();
-    let shared = Arc::new(Shared::new(common::demo_project_with_catalog().clone(), Some(&format!("duckdb:{}", w.display())), Options { audit: false }));
+    let shared = Arc::new(session(common::demo_project_with_catalog().clone(), Some(&format!("duckdb:{}", w.display())), false));
     let client = connect(shared, Era::Legacy).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     let bad = json!({"name": "revenue", "group_by": ["customer.colour"]});
@@ -274,7 +281,8 @@ async fn response_format_and_token_estimate() {
     assert_eq!(bad["error"]["recovery"]["suggested_args"]["response_format"], "concise");
     // The hard cap: ten thousand daily rows would be far over 20k tokens.
     let huge = call(&client, &tools, "get_metric", json!({"name": "order_count", "time_grain": "day", "group_by": ["customer.country"], "limit": 10000, "order_by": [{"column": "order_count", "direction": "desc"}], "response_format": "detailed"})).await;
-    assert_eq!(huge["status"], "success", "{}", huge["error"]);
+    assert_eq!(huge["status"], "partial", "an answer cut to the cap is partial: {}", huge["error"]);
+    assert!(huge["data"]["notes"].to_string().contains("20000 tokens"), "{}", huge["data"]["notes"]);
     assert_eq!(huge["data"]["truncated"], true, "cut to the cap");
     assert!(huge["data"]["token_estimate"].as_u64().unwrap() <= 20_000);
     assert!(huge.to_string().len() / 4 < 25_000, "whole envelope stays under 25k tokens");
@@ -361,7 +369,7 @@ async fn serve_executes_on_a_parquet_source_with_datafusion() {
     // No dialect named anywhere: the engine's own (datafusion) is used.
     let mut project = common::demo_project_with_catalog().clone();
     project.model.settings_mut().dialect = None;
-    let on_parquet = Arc::new(Shared::new(project, Some(&source), Options { audit: false }));
+    let on_parquet = Arc::new(session(project, Some(&source), false));
     let client = connect(on_parquet, Era::Modern).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     let args = json!({"name": "revenue", "group_by": ["customer.segment"]});
@@ -380,4 +388,97 @@ async fn serve_executes_on_a_parquet_source_with_datafusion() {
         duck["data"]["rows"]
     );
     client.cancel().await.expect("cancel");
+}
+
+/// The default surface fits an agent's context (issue 14: at most 6,000
+/// tokens at 4 bytes each), and every tool still publishes an outputSchema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_fits_the_token_budget() {
+    let client = connect(demo_shared(), Era::Legacy).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let bytes = serde_json::to_string(&json!({"tools": tools})).unwrap().len();
+    eprintln!("tools/list: {bytes} bytes, about {} tokens", bytes / 4);
+    assert!(bytes / 4 <= 6_000, "tools/list is {bytes} bytes, about {} tokens, over the 6,000 budget", bytes / 4);
+    assert!(tools.iter().all(|t| t.output_schema.is_some()), "every tool publishes an outputSchema");
+    client.cancel().await.expect("cancel");
+}
+
+/// Closed vocabularies are published as enums, and the enums are exactly
+/// what get_metric accepts: every listed value passes the argument check,
+/// a value outside is refused naming the allowed ones.
+#[test]
+fn get_metric_publishes_its_vocabularies_as_enums_that_match_what_it_accepts() {
+    use schemabrain::tools::{self, Execution};
+    let schema = &schemabrain::tools::surface::find("get_metric").unwrap().input_schema;
+    let props = &schema["properties"];
+    let list = |v: &Json| -> Vec<String> { v.as_array().unwrap_or_else(|| panic!("enum missing: {v}")).iter().map(|x| x.as_str().unwrap().to_string()).collect() };
+    let ops = list(&props["filters"]["items"]["properties"]["op"]["enum"]);
+    let grains = list(&props["time_grain"]["enum"]);
+    let dialects = list(&props["dialect"]["enum"]);
+    assert_eq!(list(&props["order_by"]["items"]["properties"]["direction"]["enum"]), ["asc", "desc"]);
+    assert_eq!(ops.len(), 10);
+    let dry = |args: Json| {
+        let mut a = args;
+        a["dry_run"] = true.into();
+        tools::call(crate::common::demo_project(), "get_metric", &a, Execution::DryRun)
+    };
+    for op in &ops {
+        let value = match op.as_str() {
+            "in" | "not_in" => json!(["placed"]),
+            "is_null" | "not_null" => Json::Null,
+            _ => json!("placed"),
+        };
+        let mut f = json!({"column": "order.status", "op": op});
+        if !value.is_null() {
+            f["value"] = value;
+        }
+        let env = dry(json!({"name": "order_count", "filters": [f]}));
+        assert!(env.tool_error().is_none(), "op {op}: {}", serde_json::to_string(&env).unwrap());
+    }
+    // Each published grain is answered for a metric that declares them all
+    // (metrics may narrow their own grains), and an unpublished one is not.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("every-grain");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("every_grain.yaml");
+    std::fs::write(&file, format!("version: 1\nname: every_grain\nentity: order\nmeasure: {{agg: count, column: id}}\ntime_dimension: order.ordered_at\ntime_grains: [{}]\n", grains.join(", "))).unwrap();
+    let (model, diags) = schemabrain::model::load_project_with_extra(&crate::common::repo("semantics/demo"), &[file.as_path()]);
+    assert!(diags.is_empty(), "{diags}");
+    let project = schemabrain::project::Project::from_parts(crate::common::repo("semantics/demo"), model, None).unwrap();
+    let grain_call = |grain: &str| tools::call(&project, "get_metric", &json!({"name": "every_grain", "time_grain": grain, "dry_run": true}), Execution::DryRun);
+    for grain in &grains {
+        let env = grain_call(grain);
+        assert!(env.tool_error().is_none(), "time_grain {grain}: {}", serde_json::to_string(&env).unwrap());
+    }
+    assert_eq!(grain_call("fortnight").tool_error().unwrap().kind().as_str(), "invalid_time_grain");
+    for d in &dialects {
+        let env = dry(json!({"name": "order_count", "dialect": d}));
+        assert!(env.tool_error().is_none(), "dialect {d}: {}", serde_json::to_string(&env).unwrap());
+    }
+    let env = dry(json!({"name": "order_count", "filters": [{"column": "order.status", "op": "like", "value": "x"}]}));
+    assert!(env.tool_error().unwrap().message().contains("not_in"));
+}
+
+/// get_example_queries offers working calls: on every table of the demo
+/// warehouse, each example runs on the warehouse and answers with rows.
+#[test]
+fn example_queries_run_and_answer_on_the_warehouse() {
+    use schemabrain::tools::surface::invoke;
+    use schemabrain::tools::Execution;
+    use crate::common::{demo_engine, demo_project_with_catalog, limits};
+    let project = demo_project_with_catalog();
+    let engine = demo_engine();
+    let tables: Vec<String> = project.catalog.as_ref().unwrap().tables.values().map(|t| format!("{}.{}", t.schema, t.name)).collect();
+    let mut offered = 0;
+    for t in &tables {
+        let env = invoke(project, "get_example_queries", &json!({"qualified_name": t}), Execution::DryRun);
+        let queries = env.data().unwrap()["queries"].as_array().unwrap().clone();
+        for q in queries {
+            assert_eq!(q["tool"], "get_metric");
+            let answer = invoke(project, "get_metric", &q["arguments"], Execution::run(&engine, limits()));
+            assert!(matches!(answer.status().as_str(), "success" | "degraded"), "{t}: {q} answered {}", serde_json::to_string(&answer).unwrap());
+            assert!(!answer.data().unwrap()["rows"].as_array().unwrap().is_empty(), "{t}: {q} has no rows");
+            offered += 1;
+        }
+    }
+    assert!(offered >= tables.len(), "only {offered} examples for {} tables", tables.len());
 }

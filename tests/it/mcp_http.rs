@@ -16,12 +16,12 @@ use tokio::net::TcpStream;
 
 use schemabrain::envelope::Envelope;
 use schemabrain::mcp::transport::http_router;
-use schemabrain::mcp::{Options, Shared};
+use schemabrain::tools::Session;
 use schemabrain::project::Project;
 
 use crate::mcp_stdio;
 
-async fn start(shared: Arc<Shared>) -> SocketAddr {
+async fn start(shared: Arc<Session>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
     let hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), addr.to_string()];
@@ -138,10 +138,10 @@ fn envelope_of(reply: &Reply) -> Json {
     structured
 }
 
-fn shared_on_copy() -> (Arc<Shared>, std::path::PathBuf) {
+fn shared_on_copy() -> (Arc<Session>, std::path::PathBuf) {
     let dir = mcp_stdio::demo_copy("http");
     let project = Project::open(&dir).expect("copy loads");
-    let shared = Arc::new(Shared::new(project, Some(&mcp_stdio::source()), Options { audit: true }));
+    let shared = Arc::new(crate::mcp::session(project, Some(&mcp_stdio::source()), true));
     (shared, dir)
 }
 

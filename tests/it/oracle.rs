@@ -42,7 +42,7 @@ fn planner_answers_equal_hand_written_sql() {
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let spec = yaml_file_as_json(case);
-        let env = tools::call(project, "get_metric", &spec["request"], Execution::Run { engine: &engine, limits: limits() });
+        let env = tools::call(project, "get_metric", &spec["request"], Execution::run(&engine, limits()));
         if env.status() != Status::Success {
             failures.push(format!("{name}: status {:?}: {}", env.status(), serde_json::to_string(&env).unwrap()));
             continue;
@@ -50,7 +50,7 @@ fn planner_answers_equal_hand_written_sql() {
         let data = env.data().unwrap();
         let ours: Vec<Vec<Json>> = serde_json::from_value(data["rows"].clone()).unwrap();
         let hand = CompiledSql { sql: spec["sql"].as_str().unwrap().to_string(), params: Vec::new(), dialect: "duckdb" };
-        let theirs = engine.execute(&hand, limits()).unwrap_or_else(|e| panic!("{name}: hand SQL fails: {e}")).rows;
+        let theirs = engine.run(&hand, limits()).unwrap_or_else(|e| panic!("{name}: hand SQL fails: {e}")).rows;
         assert!(!theirs.is_empty(), "{name}: the hand-written SQL returns no rows, so it proves nothing");
         let ordered = spec["ordered"].as_bool().unwrap_or(false);
         let equal = if ordered { same_rows(&ours, &theirs) } else { same_rows(&sorted(ours.clone()), &sorted(theirs.clone())) };
@@ -73,7 +73,7 @@ fn result_columns_are_named_typed_and_in_role_order() {
     let project = demo_project_with_catalog();
     let engine = demo_engine();
     let args = serde_json::json!({"name": "revenue", "time_grain": "month", "group_by": ["customer.country"], "limit": 3});
-    let env = tools::call(project, "get_metric", &args, Execution::Run { engine: &engine, limits: limits() });
+    let env = tools::call(project, "get_metric", &args, Execution::run(&engine, limits()));
     let data = env.data().expect("data");
     let cols = data["columns"].as_array().unwrap();
     let triples: Vec<(&str, &str, &str)> =
@@ -100,7 +100,7 @@ fn row_cap_truncates_and_says_so() {
     let args = serde_json::json!({"name": "order_count", "time_grain": "day", "limit": 2000});
     let mut l = limits();
     l.max_rows = 7;
-    let env = tools::call(project, "get_metric", &args, Execution::Run { engine: &engine, limits: l });
+    let env = tools::call(project, "get_metric", &args, Execution::run(&engine, l));
     assert_eq!(env.status(), Status::Partial);
     let data = env.data().unwrap();
     assert_eq!(data["row_count"], 7);
@@ -120,7 +120,7 @@ fn a_timeout_interrupts_the_query() {
     let mut l = limits();
     l.timeout = std::time::Duration::from_millis(300);
     // Only an interrupted query ends in Timeout: a finished one returns rows.
-    let err = engine.execute(&slow, l).expect_err("must time out");
+    let err = engine.run(&slow, l).expect_err("must time out");
     assert!(matches!(err, schemabrain::engine::EngineError::Timeout(_)), "{err}");
 }
 
@@ -128,7 +128,7 @@ fn a_timeout_interrupts_the_query() {
 fn queries_cannot_write_to_the_warehouse() {
     let engine = demo_engine();
     let write = CompiledSql { sql: "CREATE TABLE main.intruder (x INTEGER)".into(), params: Vec::new(), dialect: "duckdb" };
-    let err = engine.execute(&write, limits()).expect_err("read-only");
+    let err = engine.run(&write, limits()).expect_err("read-only");
     assert!(err.to_string().to_lowercase().contains("read-only") || err.to_string().to_lowercase().contains("read only"), "{err}");
 }
 
@@ -136,7 +136,7 @@ fn queries_cannot_write_to_the_warehouse() {
 fn a_limit_that_cuts_unordered_groups_is_degraded() {
     let project = demo_project_with_catalog();
     let engine = demo_engine();
-    let run = |args: serde_json::Value| tools::call(project, "get_metric", &args, Execution::Run { engine: &engine, limits: limits() });
+    let run = |args: serde_json::Value| tools::call(project, "get_metric", &args, Execution::run(&engine, limits()));
     let env = run(serde_json::json!({"name": "revenue", "group_by": ["customer.country"], "limit": 3}));
     assert_eq!(env.status(), Status::Degraded);
     assert_eq!(env.degradation_reason().unwrap().as_str(), "missing_order_by_with_limit");

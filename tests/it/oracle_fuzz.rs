@@ -1067,7 +1067,7 @@ fn check_case(seed: u64) -> Result<(), String> {
     }
     let project = Project::from_parts(".".into(), model, None).map_err(|d| d.to_string())?;
     let engine = DuckDbEngine::in_memory(&warehouse_sql(&case)).map_err(|e| e.to_string())?;
-    let env = tools::call(&project, "get_metric", &request(&case), Execution::Run { engine: &engine, limits: limits() });
+    let env = tools::call(&project, "get_metric", &request(&case), Execution::run(&engine, limits()));
     let want = match evaluate(&case) {
         Ok(rows) => rows,
         Err(kind) => {

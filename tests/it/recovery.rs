@@ -250,11 +250,17 @@ fn the_catastrophic_floor_is_always_blocked() {
 }
 
 #[test]
-fn grouping_by_any_pii_is_refused_but_filtering_by_unblocked_pii_answers() {
+fn grouping_or_filtering_by_any_pii_is_refused_but_counting_over_it_answers() {
+    // Stricter than the reference, which lets a filter on unblocked PII run:
+    // a filter singles out the people holding a chosen value (issue 13).
     let (cats, msg, _) = refused(json!({"name": "order_count", "group_by": ["customer.date_of_birth"]}));
     assert_eq!(cats, vec!["demographic_protected"]);
     assert!(msg.contains("customer.date_of_birth"), "{msg}");
-    let env = dry(json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}));
+    let (cats, msg, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}));
+    assert_eq!(cats, vec!["demographic_protected"]);
+    assert!(msg.contains("filtering on `customer.date_of_birth`"), "{msg}");
+    // Reading the table that holds PII, without revealing it, answers.
+    let env = dry(json!({"name": "order_count", "group_by": ["customer.segment"]}));
     assert_eq!(env.status(), Status::Success);
 }
 
@@ -356,4 +362,64 @@ fn join_keys_are_checked_on_their_own_entity_whatever_its_name() {
     let env = tools::call(&p, "get_metric", &json!({"name": "total_score", "group_by": ["profile__sensitive.tier"], "dry_run": true}), Execution::DryRun);
     assert_eq!(env.status(), Status::Refused, "{}", serde_json::to_string(&env).unwrap());
     assert_eq!(env.tool_error().unwrap().pii_categories(), ["credential".to_string()]);
+}
+
+#[test]
+fn oversized_lists_and_names_are_refused_naming_the_limit() {
+    use schemabrain::ir::{MAX_FILTERS, MAX_GROUP_BY, MAX_IN_VALUES, MAX_NAME_CHARS};
+    let filter = json!({"column": "order.status", "op": "eq", "value": "placed"});
+    let values: Vec<String> = (0..=MAX_IN_VALUES).map(|i| format!("v{i}")).collect();
+    let cases = [
+        (json!({"name": "revenue", "filters": vec![filter.clone(); MAX_FILTERS + 1]}), "filters", MAX_FILTERS),
+        (json!({"name": "revenue", "group_by": vec!["customer.country"; MAX_GROUP_BY + 1]}), "group_by", MAX_GROUP_BY),
+        (json!({"name": "revenue", "filters": [{"column": "order.status", "op": "in", "value": values}]}), "filters", MAX_IN_VALUES),
+        (json!({"name": "revenue", "group_by": [format!("customer.{}", "c".repeat(MAX_NAME_CHARS))]}), "group_by", MAX_NAME_CHARS),
+    ];
+    for (args, argument, limit) in cases {
+        let env = dry(args);
+        let err = env.tool_error().unwrap_or_else(|| panic!("{argument}: answered"));
+        assert_eq!(err.kind().as_str(), "malformed_name");
+        let msg = err.message();
+        assert!(msg.contains(&limit.to_string()) && msg.len() < 1_000, "{argument}: {msg}");
+    }
+    // At the bound, identical filters are one filter: the SQL has one predicate.
+    let env = dry(json!({"name": "revenue", "filters": vec![filter; MAX_FILTERS]}));
+    assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
+    let sql = env.data().unwrap()["sql"].as_str().unwrap().to_string();
+    assert_eq!(sql.matches("\"status\" =").count(), 1, "{sql}");
+}
+
+/// A request whose SQL is far over the token cap (50 distinct `in` lists of
+/// 1,000 ids each): the answer keeps its rows and drops the SQL text and
+/// parameters, is `partial`, and says what was cut. The rows equal those of
+/// the same request with one list (every list admits the same ids).
+#[test]
+fn over_the_token_cap_the_bulk_is_cut_before_the_answer() {
+    use schemabrain::ir::{MAX_FILTERS, MAX_IN_VALUES};
+    use schemabrain::tools::surface::invoke;
+    use crate::common::{demo_engine, demo_project_with_catalog, limits};
+    let engine = demo_engine();
+    let ids: Vec<i64> = (1..MAX_IN_VALUES as i64).collect();
+    // Distinct filters that all admit the same ids: each list adds one id
+    // that no order has.
+    let filters: Vec<Json> = (0..MAX_FILTERS)
+        .map(|i| {
+            let mut values = ids.clone();
+            values.push(-1 - i as i64);
+            json!({"column": "order.id", "op": "in", "value": values})
+        })
+        .collect();
+    let args = json!({"name": "order_count", "group_by": ["order.status"], "filters": filters, "order_by": [{"column": "order.status"}]});
+    let env = invoke(demo_project_with_catalog(), "get_metric", &args, Execution::run(&engine, limits()));
+    assert_eq!(env.status(), Status::Partial, "{}", serde_json::to_string(&env).unwrap().chars().take(2_000).collect::<String>());
+    let data = env.data().unwrap();
+    assert!(data.get("sql").is_none() && data.get("params").is_none(), "the bulk is cut");
+    assert!(data["token_estimate"].as_u64().unwrap() <= 20_000);
+    let notes = data["notes"].to_string();
+    assert!(notes.contains("SQL text"), "{notes}");
+    let one = json!({"name": "order_count", "group_by": ["order.status"], "filters": [{"column": "order.id", "op": "in", "value": ids}], "order_by": [{"column": "order.status"}]});
+    let small = invoke(demo_project_with_catalog(), "get_metric", &one, Execution::run(&engine, limits()));
+    assert_eq!(small.status(), Status::Success);
+    assert_eq!(data["rows"], small.data().unwrap()["rows"], "the rows are the answer, kept whole");
+    assert!(!data["rows"].as_array().unwrap().is_empty());
 }

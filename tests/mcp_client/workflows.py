@@ -38,6 +38,10 @@ async def run(mode):
                 break
         by_name = {t.name: t for t in tools}
         check(len(by_name) == 12, f"{mode}: twelve tools, got {sorted(by_name)}")
+        # The whole surface must fit an agent's context: 6,000 tokens at 4 bytes each.
+        listed = json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in tools]}, separators=(",", ":"))
+        check(len(listed) / 4 <= 6000, f"{mode}: tools/list is {len(listed) // 4} tokens, over the 6,000 budget")
+        print(json.dumps({"mode": mode, "tools_list_tokens": len(listed) // 4}), file=sys.stderr)
         for t in tools:
             check(t.annotations is not None and t.annotations.read_only_hint is True, f"{t.name}: read-only annotation")
             check(t.output_schema and t.output_schema.get("type") == "object", f"{t.name}: object outputSchema")
@@ -78,8 +82,10 @@ async def run(mode):
         env = await call("get_metric", {"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "revenue", "direction": "desc"}], "limit": 5}, ok)
         check(len(env["data"]["rows"]) == 5, "five rows")
         await call("get_metric", {"name": "revenue", "time_grain": "month", "dry_run": True}, ok)
-        # "Show me how others have queried this"
-        await call("get_example_queries", {"qualified_name": "main.orders"}, ("empty",))
+        # "Show me how to ask about this table": the examples are calls that answer.
+        env = await call("get_example_queries", {"qualified_name": "main.orders"}, ok)
+        example = env["data"]["queries"][0]
+        await call(example["tool"], example["arguments"], ok + ("degraded",))
         # Semantic search, joins.
         env = await call("find_relevant_entities", {"query": "shops"}, ok)
         check(env["data"]["hits"][0]["name"] == "store", "shops → store")

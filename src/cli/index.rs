@@ -1,0 +1,167 @@
+//! `schemabrain index` and `schemabrain graph`: the front ends of
+//! `crate::index` and of the model's join graph. Progress goes to stderr
+//! (hidden when stderr is not a terminal, or with --json); the summary to
+//! stdout.
+
+use std::io::IsTerminal as _;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::engine::{self, Limits};
+use crate::index::{self, write, FileChanges};
+use crate::project::Project;
+
+/// Per-query limits of an index run: statistics scan whole tables.
+const INDEX_LIMITS: Limits = Limits { max_rows: 1_000, timeout: Duration::from_secs(600) };
+
+/// Sources written into the project absolutely, so the project works from
+/// any directory.
+fn absolute_source(source: &str) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    engine::resolve_source(source, &cwd)
+}
+
+fn project_name(out: &Path) -> String {
+    let raw = out.file_name().and_then(|s| s.to_str()).unwrap_or("indexed");
+    let name: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_ascii_lowercase() } else { '_' }).collect();
+    match name.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => name,
+        _ => format!("p_{name}"),
+    }
+}
+
+pub fn index(source: &str, out: &Path, schemas: &[String], json_out: bool) -> ExitCode {
+    let source = absolute_source(source);
+    let engine = match engine::open(&source) {
+        Ok(e) => e,
+        Err(e) => return super::operational(&e.to_string(), json_out),
+    };
+    let bar = if json_out || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} indexing [{bar:30}] {pos}/{len} tables {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    };
+    let year: i32 = chrono::Datelike::year(&chrono::Utc::now());
+    let indexed = index::run(engine.as_ref(), schemas, INDEX_LIMITS, year, &mut |p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(p.what.to_string());
+    });
+    bar.finish_and_clear();
+    let indexed = match indexed {
+        Ok(i) => i,
+        Err(e) => return super::operational(&e.to_string(), json_out),
+    };
+    let dialect = engine.dialect().name;
+    let (files, mut notes) = write::render(&indexed.draft, &project_name(out), &source, dialect);
+    notes.extend(indexed.draft.notes.iter().cloned());
+    let changes = match write::write_project(out, &files) {
+        Ok(c) => c,
+        Err(e) => return super::operational(&e.to_string(), json_out),
+    };
+    if let Err(e) = indexed.catalog.save_snapshot(out) {
+        return super::operational(&format!("{}: {e}", out.display()), json_out);
+    }
+    // The draft must be a project the rest of the tool opens.
+    let loads = Project::open(out).map(|_| ()).map_err(|d| d.to_string());
+    let d = &indexed.draft;
+    if json_out {
+        let doc = json!({
+            "ok": loads.is_ok(),
+            "out": out.display().to_string(),
+            "source": source,
+            "engine": indexed.catalog.engine,
+            "tables": indexed.catalog.tables.len(),
+            "entities": d.entities.len(),
+            "joins": d.joins.len(),
+            "metrics": d.metrics.len(),
+            "pii_columns": d.pii.len(),
+            "files": changes,
+            "notes": notes,
+            "problems": loads.as_ref().err(),
+        });
+        out!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        out!(
+            "indexed {} ({} tables) into {}: {} entities, {} joins, {} metrics, {} PII columns tagged",
+            source,
+            indexed.catalog.tables.len(),
+            out.display(),
+            d.entities.len(),
+            d.joins.len(),
+            d.metrics.len(),
+            d.pii.len()
+        );
+        print_changes(&changes);
+        for n in &notes {
+            out!("note: {n}");
+        }
+        match &loads {
+            Ok(()) => out!("next: review the files (origin: suggested), then `schemabrain check --project {}`", out.display()),
+            Err(e) => out!("the written project does not load:\n{e}"),
+        }
+    }
+    ExitCode::from(if loads.is_ok() { 0 } else { 1 })
+}
+
+fn print_changes(c: &FileChanges) {
+    for (mark, files) in [("+", &c.added), ("~", &c.updated), ("-", &c.removed)] {
+        for f in files {
+            out!("  {mark} {f}");
+        }
+    }
+    for f in &c.kept {
+        out!("  = {f} (edited by hand: kept)");
+    }
+    for f in &c.skipped {
+        out!("  x {f} (deleted by hand: not written again)");
+    }
+    if !c.unchanged.is_empty() {
+        out!("  {} files unchanged", c.unchanged.len());
+    }
+}
+
+/// Mermaid or dot text of the join graph: one node per entity, one edge per
+/// join labelled with its name and cardinality.
+pub fn graph_text(project: &Project, format: &str) -> String {
+    let m = &project.model;
+    let card = |c: Option<crate::model::Cardinality>| c.map(|c| c.as_str()).unwrap_or("unknown");
+    let mut s = String::new();
+    if format == "dot" {
+        s.push_str("digraph joins {\n  rankdir=LR;\n  node [shape=box];\n");
+        for e in m.entities.keys() {
+            s.push_str(&format!("  \"{e}\";\n"));
+        }
+        for j in m.joins.values() {
+            s.push_str(&format!("  \"{}\" -> \"{}\" [label=\"{} ({})\"];\n", j.source_entity, j.target_entity, j.name, card(j.cardinality)));
+        }
+        s.push_str("}\n");
+    } else {
+        s.push_str("graph LR\n");
+        for e in m.entities.keys() {
+            s.push_str(&format!("  {e}[{e}]\n"));
+        }
+        for j in m.joins.values() {
+            s.push_str(&format!("  {} -->|\"{} ({})\"| {}\n", j.source_entity, j.name, card(j.cardinality), j.target_entity));
+        }
+    }
+    s
+}
+
+pub fn graph(dir: &Path, format: &str) -> ExitCode {
+    match Project::open(dir) {
+        Ok(p) => {
+            out!("{}", graph_text(&p, format).trim_end());
+            ExitCode::SUCCESS
+        }
+        Err(d) => super::project_failure(&d, false),
+    }
+}

@@ -1,0 +1,148 @@
+//! The queries `schemabrain index` runs: per-table statistics (one scan per
+//! table: rows, non-null and distinct counts, min/max of numbers and
+//! dates), a sample of the text columns for the value classifier, and the
+//! inclusion check that confirms a join guessed from names.
+//!
+//! Samples stay in memory; only counts and the min/max of numbers and
+//! dates reach the snapshot, so no personal value is written to disk.
+//!
+//! Architecture invariant: builds plain SQL in the engine's own dialect
+//! (quoting only) and runs it through `Engine`; infers nothing.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use crate::catalog::{ColumnStats, TableInfo};
+use crate::engine::{Engine, EngineError, Limits};
+use crate::model::TypeClass;
+use crate::sql::{CompiledSql, Dialect};
+
+/// Rows sampled per table for the value classifier.
+pub const SAMPLE_ROWS: usize = 200;
+
+fn quote(d: &Dialect, ident: &str) -> String {
+    match d.quote {
+        '`' => format!("`{}`", ident.replace('`', "``")),
+        '[' => format!("[{}]", ident.replace(']', "]]")),
+        q => format!("{q}{}{q}", ident.replace(q, &format!("{q}{q}"))),
+    }
+}
+
+fn relation(d: &Dialect, t: &TableInfo) -> String {
+    format!("{}.{}", quote(d, &t.schema), quote(d, &t.name))
+}
+
+fn run(engine: &dyn Engine, sql: String, max_rows: usize, limits: Limits) -> Result<Vec<Vec<Json>>, EngineError> {
+    let d = engine.dialect();
+    let compiled = CompiledSql { sql, params: Vec::new(), dialect: d.name };
+    Ok(engine.run(&compiled, Limits { max_rows, ..limits })?.rows)
+}
+
+fn count(v: Option<&Json>) -> u64 {
+    match v {
+        Some(Json::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f as u64)).unwrap_or(0),
+        Some(Json::String(s)) => s.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Which statistics a column gets: counts for comparable types, min/max
+/// for numbers and dates only.
+fn profiled(class: TypeClass) -> (bool, bool) {
+    match class {
+        TypeClass::Integer | TypeClass::Decimal | TypeClass::Float | TypeClass::Date | TypeClass::Timestamp => (true, true),
+        TypeClass::Text | TypeClass::Boolean | TypeClass::Time => (true, false),
+        TypeClass::Other | TypeClass::Unknown => (false, false),
+    }
+}
+
+/// Measures the table's row count and its columns' statistics in one scan,
+/// writing them into `t`.
+pub fn table_stats(engine: &dyn Engine, t: &mut TableInfo, limits: Limits) -> Result<(), EngineError> {
+    let d = engine.dialect();
+    let mut select = vec!["COUNT(*)".to_string()];
+    let mut layout = Vec::new();
+    for (i, c) in t.columns.iter().enumerate() {
+        let (counts, range) = profiled(TypeClass::of(&c.data_type));
+        if !counts {
+            continue;
+        }
+        let q = quote(d, &c.name);
+        select.push(format!("COUNT({q})"));
+        select.push(format!("COUNT(DISTINCT {q})"));
+        if range {
+            select.push(format!("MIN({q})"));
+            select.push(format!("MAX({q})"));
+        }
+        layout.push((i, range));
+    }
+    let rows = run(engine, format!("SELECT {} FROM {}", select.join(", "), relation(d, t)), 1, limits)?;
+    let row = rows.into_iter().next().unwrap_or_default();
+    let total = count(row.first());
+    t.row_count = Some(total);
+    let mut at = 1;
+    for (i, range) in layout {
+        let non_null = count(row.get(at));
+        let distinct = count(row.get(at + 1));
+        let (min, max) = if range { (row.get(at + 2).cloned(), row.get(at + 3).cloned()) } else { (None, None) };
+        at += if range { 4 } else { 2 };
+        t.columns[i].stats = Some(ColumnStats {
+            null_fraction: if total == 0 { 0.0 } else { (total - non_null.min(total)) as f64 / total as f64 },
+            distinct_count: distinct,
+            non_null_count: non_null,
+            min: min.filter(|v| !v.is_null()),
+            max: max.filter(|v| !v.is_null()),
+        });
+    }
+    Ok(())
+}
+
+/// Up to `SAMPLE_ROWS` values of each text column, for the value classifier.
+pub fn text_samples(engine: &dyn Engine, t: &TableInfo, limits: Limits) -> Result<BTreeMap<String, Vec<String>>, EngineError> {
+    let d = engine.dialect();
+    let text: Vec<&str> = t.columns.iter().filter(|c| TypeClass::of(&c.data_type) == TypeClass::Text).map(|c| c.name.as_str()).collect();
+    if text.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let cols: Vec<String> = text.iter().map(|c| quote(d, c)).collect();
+    let rows = run(engine, format!("SELECT {} FROM {} LIMIT {SAMPLE_ROWS}", cols.join(", "), relation(d, t)), SAMPLE_ROWS, limits)?;
+    let mut out: BTreeMap<String, Vec<String>> = text.iter().map(|c| (c.to_string(), Vec::new())).collect();
+    for row in rows {
+        for (c, v) in text.iter().zip(row) {
+            match v {
+                Json::Null => {}
+                Json::String(s) => out.get_mut(*c).expect("listed").push(s),
+                other => out.get_mut(*c).expect("listed").push(other.to_string()),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rows of `from` whose non-null key finds no row of `to` (0: the key is
+/// included in the target's identity).
+pub fn orphans(engine: &dyn Engine, from: &TableInfo, from_cols: &[String], to: &TableInfo, to_cols: &[String], limits: Limits) -> Result<u64, EngineError> {
+    let d = engine.dialect();
+    let not_null: Vec<String> = from_cols.iter().map(|c| format!("c.{} IS NOT NULL", quote(d, c))).collect();
+    let eq: Vec<String> = from_cols.iter().zip(to_cols).map(|(a, b)| format!("p.{} = c.{}", quote(d, b), quote(d, a))).collect();
+    let sql = format!(
+        "SELECT COUNT(*) FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+        relation(d, from),
+        not_null.join(" AND "),
+        relation(d, to),
+        eq.join(" AND ")
+    );
+    let rows = run(engine, sql, 1, limits)?;
+    Ok(count(rows.first().and_then(|r| r.first())))
+}
+
+/// Distinct combinations of `cols` in `t` (a composite identity holds when
+/// this equals the row count and none of them is null).
+pub fn distinct_combinations(engine: &dyn Engine, t: &TableInfo, cols: &[String], limits: Limits) -> Result<u64, EngineError> {
+    let d = engine.dialect();
+    let list: Vec<String> = cols.iter().map(|c| quote(d, c)).collect();
+    let sql = format!("SELECT COUNT(*) FROM (SELECT DISTINCT {} FROM {}) sb_combinations", list.join(", "), relation(d, t));
+    let rows = run(engine, sql, 1, limits)?;
+    Ok(count(rows.first().and_then(|r| r.first())))
+}

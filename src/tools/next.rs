@@ -1,0 +1,96 @@
+//! Seed 004's `next_action` on every answer: on an error, the recovery as a
+//! call to copy (`must_obey: true`: it is the deterministic correction);
+//! on an answer, the natural next call of the workflow, built from the
+//! answer's own data (`must_obey: false`: a suggestion; the agent decides
+//! whether it has what it needs). Retry escalation (`escalation`) turns an
+//! error's step into `must_obey: false` with a broader call.
+//!
+//! Architecture invariant: reads the envelope and the call only; no model.
+
+use serde_json::{json, Value as Json};
+
+use crate::envelope::{Envelope, NextAction, Status};
+
+/// Attaches the next action to `env`, the answer of `tool(args)`.
+pub fn attach(tool: &str, args: &Json, env: Envelope) -> Envelope {
+    let next = match env.tool_error() {
+        Some(err) => match err.recovery().suggested_tool() {
+            Some(t) => NextAction::call(
+                t,
+                Json::Object(err.recovery().suggested_args().cloned().unwrap_or_default()),
+                format!("Call {t} with exactly these arguments: it is the fix for this error."),
+                true,
+            ),
+            None => NextAction::instruct("Change the arguments as error.message says, then call again; the same call fails the same way.", None, true),
+        },
+        None => answered(tool, args, &env),
+    };
+    env.with_next_action(next)
+}
+
+fn first<'a>(data: &'a Json, list: &str) -> Option<&'a Json> {
+    data.get(list).and_then(Json::as_array).and_then(|a| a.first())
+}
+
+fn text<'a>(v: Option<&'a Json>, key: &str) -> Option<&'a str> {
+    v.and_then(|x| x.get(key)).and_then(Json::as_str)
+}
+
+/// The step after an answer.
+fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
+    let empty = Json::Null;
+    let data = env.data().unwrap_or(&empty);
+    let choose = |t: &str, a: Json, why: &str| NextAction::call(t, a, why.to_string(), false);
+    let step = match tool {
+        "list_metrics" => text(first(data, "items"), "name").map(|n| choose("get_metric", json!({"name": n}), "Ask for a metric by name from items; add group_by, filters or time_grain as the question needs.")),
+        "list_entities" => text(first(data, "items"), "name").map(|n| choose("describe_entity", json!({"name": n}), "Describe the entity the question is about (its columns, metrics and joins).")),
+        "list_joins" => {
+            let j = first(data, "items");
+            text(j, "source_entity").zip(text(j, "target_entity")).map(|(a, b)| choose("resolve_join", json!({"entity_a": a, "entity_b": b}), "Resolve the join between the two entities the question spans."))
+        }
+        "describe_entity" => match data.get("metrics").and_then(Json::as_array).and_then(|m| m.first()).and_then(|m| m.as_str().or_else(|| m.get("name").and_then(Json::as_str))) {
+            Some(m) => Some(choose("get_metric", json!({"name": m}), "Ask for one of this entity's metrics, grouped by its columns as needed.")),
+            None => Some(choose("list_metrics", json!({}), "This entity anchors no metric; find one that reaches it.")),
+        },
+        "find_relevant_entities" => text(first(data, "hits"), "name").map(|n| choose("describe_entity", json!({"name": n}), "Describe the best hit to see its columns and metrics.")),
+        "find_relevant_tables" => text(first(data, "hits"), "qualified_name").map(|q| choose("describe_table", json!({"qualified_name": q}), "Describe the best hit to see its columns.")),
+        "describe_table" => match data.get("entity").and_then(Json::as_str) {
+            Some(e) => Some(choose("describe_entity", json!({"name": e}), "This table is a modelled entity: use its metrics rather than the raw table.")),
+            None => text(Some(data), "qualified_name").map(|q| choose("get_example_queries", json!({"qualified_name": q}), "See what can be asked about this table.")),
+        },
+        "describe_column" => text(Some(data), "table").map(|t| choose("describe_table", json!({"qualified_name": t}), "Describe the column's table.")),
+        "get_example_queries" => first(data, "queries").and_then(|q| {
+            let t = q.get("tool").and_then(Json::as_str)?;
+            Some(choose(t, q.get("arguments").cloned().unwrap_or(Json::Null), "Run the example closest to the question, adapting its arguments."))
+        }),
+        "suggest_joins" | "resolve_join" => Some(choose("list_metrics", json!({}), "Ask a metric grouped across these entities; get_metric walks the join itself.")),
+        "get_metric" => Some(metric_step(args, env, data)),
+        _ => None,
+    };
+    step.unwrap_or_else(|| match env.follow_up_hints().and_then(|h| h.first()) {
+        Some(t) => NextAction::call(t, json!({}), format!("Nothing matched; {t} lists what there is."), false),
+        None => NextAction::instruct("Nothing more to do for this call.", None, false),
+    })
+}
+
+fn metric_step(args: &Json, env: &Envelope, data: &Json) -> NextAction {
+    // `truncated` alone may be the caller's own limit; `partial` is a cut answer.
+    let _ = data;
+    match env.status() {
+        Status::Partial => {
+            let mut more = args.clone();
+            if let Some(m) = more.as_object_mut() {
+                m.insert("response_format".into(), json!("detailed"));
+            }
+            NextAction::call(
+                "get_metric",
+                more,
+                "The answer was cut (data.notes says what): narrow the request (filters, a coarser grain, a limit) or ask for response_format=detailed.",
+                false,
+            )
+        }
+        Status::Empty => NextAction::instruct("No rows match: the answer is empty, not an error. Check the filters' values with describe_entity before concluding.", None, false),
+        Status::Degraded => NextAction::instruct("Answer with data.rows, and tell the user what data.notes says about this answer's limits.", None, true),
+        _ => NextAction::instruct("Answer the user from data.rows (columns in data.columns); the numbers are final.", None, false),
+    }
+}

@@ -1,0 +1,284 @@
+//! `Session`: one project served, for the CLI and MCP alike. It opens the
+//! source once, decides when to introspect (and writes the catalog
+//! snapshot), holds the limits, and runs every call the same way: the tool
+//! (through `surface::invoke`: argument checks, shaping), retry escalation,
+//! then one audit record. So `schemabrain query --json` prints exactly what
+//! MCP's `get_metric` returns for the same arguments.
+//!
+//! Calls run side by side: the engine is shared without a lock (it gives
+//! each call a connection of its own), so a long query never makes a
+//! metadata call wait.
+//!
+//! Architecture invariant: no clap, no rmcp, no printing; transports call
+//! `Session::call` and render what it returns.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use super::escalation::RetryTracker;
+use super::{surface, Execution};
+use crate::audit::AuditLog;
+use crate::engine::{self, Cancel, Engine, EngineError, Limits};
+use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
+use crate::model::Diagnostics;
+use crate::project::Project;
+
+/// When the live catalog is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Introspect {
+    /// Always: the live catalog supersedes the snapshot (`query`, `check --source`).
+    Always,
+    /// Only when the project has no snapshot yet (`serve`, which then answers
+    /// the physical tools from it).
+    WhenNoSnapshot,
+    Never,
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// A source URL that overrides the project's; relative `duckdb:` paths
+    /// are relative to the current directory.
+    pub source: Option<String>,
+    /// Append an audit record per call.
+    pub audit: bool,
+    pub max_rows: Option<usize>,
+    pub timeout: Option<Duration>,
+    pub introspect: Introspect,
+    /// A source that cannot be opened is an error (`query`), or a session
+    /// that compiles only (`serve` answers everything but execution).
+    pub require_engine: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            source: None,
+            audit: true,
+            max_rows: None,
+            timeout: None,
+            introspect: Introspect::WhenNoSnapshot,
+            require_engine: false,
+        }
+    }
+}
+
+/// Why a session could not be opened (both are operational failures: exit 2).
+#[derive(Debug)]
+pub enum SessionError {
+    NoSource,
+    Engine(EngineError),
+    /// The live catalog disagrees with the model.
+    Project(Diagnostics),
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::NoSource => write!(f, "no source: pass --source URL or set `source` in schemabrain.yaml"),
+            SessionError::Engine(e) => write!(f, "{e}"),
+            SessionError::Project(d) => write!(f, "the project does not match its source:\n{d}"),
+        }
+    }
+}
+
+pub struct Session {
+    project: Project,
+    engine: Option<Box<dyn Engine>>,
+    limits: Limits,
+    retries: RetryTracker,
+    audit: Option<AuditLog>,
+    /// Where the live source disagreed with the model when it was opened.
+    drift: Vec<crate::catalog::Drift>,
+}
+
+impl Session {
+    /// Opens the source (the option's, else the project's) and introspects
+    /// it as the options say.
+    pub fn open(project: Project, options: SessionOptions) -> Result<Session, SessionError> {
+        let source = options.source.as_deref().map(|s| engine::resolve_source(s, Path::new("."))).or_else(|| project.source());
+        let engine = match source.as_deref().map(engine::open) {
+            Some(Ok(e)) => Some(e),
+            Some(Err(e)) if options.require_engine => return Err(SessionError::Engine(e)),
+            Some(Err(e)) => {
+                tracing::warn!("source not opened, get_metric will only dry-run: {e}");
+                None
+            }
+            None if options.require_engine => return Err(SessionError::NoSource),
+            None => None,
+        };
+        let mut project = project;
+        let introspect = match options.introspect {
+            Introspect::Always => true,
+            Introspect::WhenNoSnapshot => project.catalog.is_none(),
+            Introspect::Never => false,
+        };
+        let mut drift = Vec::new();
+        if let (true, Some(e)) = (introspect, &engine) {
+            (project, drift) = refresh_catalog(project, e.as_ref(), options.require_engine)?;
+        }
+        let settings = &project.model.settings;
+        let limits = Limits {
+            max_rows: options.max_rows.unwrap_or(settings.max_rows as usize),
+            timeout: options.timeout.unwrap_or(Duration::from_millis(settings.timeout_ms)),
+        };
+        let audit = options.audit.then(|| AuditLog::new(&project.dir));
+        Ok(Session { project, engine, limits, retries: RetryTracker::new(), audit, drift })
+    }
+
+    /// A session on a project that compiles only (no source, no audit).
+    pub fn offline(project: Project) -> Session {
+        let settings = &project.model.settings;
+        let limits = Limits { max_rows: settings.max_rows as usize, timeout: Duration::from_millis(settings.timeout_ms) };
+        Session { project, engine: None, limits, retries: RetryTracker::new(), audit: None, drift: Vec::new() }
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    pub fn engine(&self) -> Option<&dyn Engine> {
+        self.engine.as_deref()
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Runs one call to the end: the tool, escalation, audit.
+    pub fn call(&self, tool: &str, args: &Json) -> Envelope {
+        self.call_cancellable(tool, args, &Cancel::never())
+    }
+
+    /// `call`, with `cancel` interrupting a running query in the engine.
+    pub fn call_cancellable(&self, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        if let Some(open) = self.retries.breaker(tool, args) {
+            return self.record(tool, args, open);
+        }
+        if let Some(drifted) = self.drift_touched(tool, args) {
+            let env = self.retries.observe(tool, args, drifted);
+            return self.record(tool, args, env);
+        }
+        let env = match &self.engine {
+            Some(engine) => surface::invoke(
+                &self.project,
+                tool,
+                args,
+                Execution::Run { engine: engine.as_ref(), limits: self.limits, cancel: cancel.clone() },
+            ),
+            None => {
+                let env = surface::invoke(&self.project, tool, args, Execution::DryRun);
+                // Only a get_metric that planned fine and was meant to run needs the source.
+                if tool == "get_metric" && env.status() == Status::Success && !surface::is_dry_run(args) {
+                    surface::no_source(args)
+                } else {
+                    env
+                }
+            }
+        };
+        let env = self.retries.observe(tool, args, env);
+        self.record(tool, args, env)
+    }
+
+    /// A get_metric whose plan reads a table or column that drifted in the
+    /// live source is answered `schema_drift` before it reaches the engine
+    /// (which would fail with a bare SQL error), naming what changed and how
+    /// to reconcile the model.
+    fn drift_touched(&self, tool: &str, args: &Json) -> Option<Envelope> {
+        if tool != "get_metric" || self.drift.is_empty() || surface::is_dry_run(args) {
+            return None;
+        }
+        let parsed: super::args::GetMetricArgs = serde_json::from_value(args.clone()).ok()?;
+        let plan = super::request_plan(&self.project, &parsed).ok()?;
+        let shown = plan.to_string();
+        let mut touched: Vec<&str> = Vec::new();
+        for c in &plan.components {
+            touched.push(&c.anchor.entity);
+            touched.extend(c.joins.iter().chain(c.semi_joins.iter().flat_map(|s| s.steps.iter())).map(|j| j.to.entity.as_str()));
+        }
+        let hits: Vec<&crate::catalog::Drift> = self
+            .drift
+            .iter()
+            // A column that now accepts NULL still answers (`check` reports it).
+            .filter(|d| d.code != "nullability_changed")
+            .filter(|d| touched.contains(&d.entity.as_str()))
+            .filter(|d| d.column.as_ref().is_none_or(|c| shown.contains(&format!("{}.{c}", d.entity)) || shown.contains(c.as_str())))
+            .collect();
+        if hits.is_empty() {
+            return None;
+        }
+        let what: Vec<&str> = hits.iter().map(|d| d.what.as_str()).collect();
+        let dir = self.project.dir.display();
+        let message = format!(
+            "The source changed under the model: {}. The request reads it, so it is not run. Reconcile the model (`schemabrain check --project {dir} --source ...` lists every change), then retry.",
+            what.join("; ")
+        );
+        let entity = hits[0].entity.clone();
+        let env = Envelope::error(ToolError::new(FailureKind::SchemaDrift, message, Recovery::call("describe_entity", serde_json::json!({"name": entity}))));
+        Some(env.with_next_action(crate::envelope::NextAction::instruct(
+            "Tell the user the model is out of date with the source; other metrics may still answer.",
+            Some(format!("schemabrain check --project {dir}")),
+            false,
+        )))
+    }
+
+    /// Compiles without running, whatever the session's engine (`compile`).
+    pub fn compile(&self, args: &Json, validate: bool) -> Envelope {
+        let execution = if validate { Execution::Validate } else { Execution::DryRun };
+        surface::invoke(&self.project, "get_metric", args, execution)
+    }
+
+    /// Appends the call's audit record and stamps the answer with its hash,
+    /// the fingerprint an agent can echo (`schemabrain audit show`).
+    fn record(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
+        let Some(log) = &self.audit else { return env };
+        let kind = env.tool_error().map(|e| e.kind().as_str());
+        match log.append(tool, env.status().as_str(), kind, args, env.trace_id()) {
+            Ok(rec) => env.with_fingerprint(rec.hash),
+            Err(e) => {
+                tracing::error!("audit append failed: {e}");
+                env
+            }
+        }
+    }
+
+    /// Records a call rejected before any tool ran (an unknown tool name).
+    pub fn record_rejected(&self, tool: &str, args: &Json) {
+        if let Some(log) = &self.audit {
+            let trace = uuid::Uuid::new_v4().simple().to_string();
+            if let Err(e) = log.append(tool, "rejected", Some("unknown_tool"), args, &trace) {
+                tracing::error!("audit append failed: {e}");
+            }
+        }
+    }
+}
+
+/// Introspects the source, writes the snapshot when it changed, and checks
+/// the model against it. With `strict`, a disagreement is an error; else it
+/// is logged and the project keeps its declared columns.
+fn refresh_catalog(project: Project, engine: &dyn Engine, strict: bool) -> Result<(Project, Vec<crate::catalog::Drift>), SessionError> {
+    let catalog = match engine.introspect() {
+        Ok(c) => c,
+        Err(e) if strict => return Err(SessionError::Engine(e)),
+        Err(e) => {
+            tracing::warn!("introspection failed: {e}");
+            return Ok((project, Vec::new()));
+        }
+    };
+    let catalog = crate::catalog::keep_stats(project.catalog.as_ref(), catalog);
+    let drift = crate::catalog::drift(&project.model, &catalog);
+    if project.catalog.as_ref() != Some(&catalog) {
+        if let Err(e) = catalog.save_snapshot(&project.dir) {
+            tracing::warn!("could not write the catalog snapshot: {e}");
+        }
+    }
+    match project.clone().with_catalog(catalog) {
+        Ok(p) => Ok((p, drift)),
+        Err(d) if strict => Err(SessionError::Project(d)),
+        Err(d) => {
+            tracing::warn!("the catalog disagrees with the model:\n{d}");
+            Ok((project, drift))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! get_metric's trust signals (charter v1.2), derived from the plan rather
+//! than fixed: every definition the answer rests on (the metrics asked for
+//! and their inputs, the entities read, the joins walked, semi-joins
+//! included) is rated from its origin and provenance, and the answer is as
+//! trustworthy as its weakest definition, one bucket lower when the plan
+//! degraded. The rules are in docs/mcp.md ("Trust signals").
+//!
+//! Architecture invariant: reads the model and the plan only; no SQL, no IO.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value as Json};
+
+use crate::envelope::{Confidence, InferenceMethod, Provenance, ProvenanceSource, ValidationState};
+use crate::model::{DefinitionOrigin, Provenance as ModelProvenance, SemanticModel};
+use crate::plan::RequestPlan;
+
+/// One definition an answer used, rated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Used {
+    pub kind: &'static str,
+    pub name: String,
+    pub origin: DefinitionOrigin,
+    pub inference_method: String,
+    pub validation_state: String,
+    pub confidence: Confidence,
+}
+
+impl Used {
+    fn new(kind: &'static str, name: &str, origin: DefinitionOrigin, provenance: Option<&ModelProvenance>) -> Self {
+        let method = provenance.and_then(|p| p.inference_method.clone()).unwrap_or_else(|| {
+            match origin {
+                DefinitionOrigin::Manual => "manually_authored",
+                DefinitionOrigin::DbtImport => "dbt_import",
+                // Suggested with no word on how: as weak as a guess.
+                DefinitionOrigin::Suggested => "llm_suggested",
+            }
+            .to_string()
+        });
+        let state = provenance.and_then(|p| p.validation_state.clone()).unwrap_or_else(|| {
+            match origin {
+                DefinitionOrigin::Suggested => "draft",
+                _ => "applied",
+            }
+            .to_string()
+        });
+        // Methods that read a declared fact rank above guessed or measured ones.
+        let declared = matches!(method.as_str(), "manually_authored" | "fk_constraint" | "dbt_import");
+        let mut confidence = match (state.as_str(), declared) {
+            ("confirmed", _) | ("applied", true) => Confidence::High,
+            ("applied", false) | ("draft", true) => Confidence::Medium,
+            _ => Confidence::Low,
+        };
+        // The definition's own stated confidence can only lower it.
+        if let Some(stated) = provenance.and_then(|p| p.confidence.as_deref()) {
+            let stated = match stated {
+                "low" => Confidence::Low,
+                "medium" => Confidence::Medium,
+                _ => Confidence::High,
+            };
+            confidence = confidence.min(stated);
+        }
+        Used { kind, name: name.to_string(), origin, inference_method: method, validation_state: state, confidence }
+    }
+
+    pub fn to_json(&self) -> Json {
+        json!({
+            "kind": self.kind,
+            "name": self.name,
+            "origin": self.origin.as_str(),
+            "inference_method": self.inference_method,
+            "validation_state": self.validation_state,
+            "confidence": self.confidence,
+        })
+    }
+
+    /// The charter's provenance block for this definition.
+    pub fn provenance(&self) -> Provenance {
+        let method = match self.inference_method.as_str() {
+            "manually_authored" => Some(InferenceMethod::ManuallyAuthored),
+            "llm_suggested" => Some(InferenceMethod::LlmSuggested),
+            "fk_constraint" => Some(InferenceMethod::FkConstraint),
+            "dbt_import" => Some(InferenceMethod::DbtImport),
+            "observed_in_query_log" => Some(InferenceMethod::ObservedInQueryLog),
+            // name_match, data_profile: ours, not the charter's; said in observed_in.
+            _ => None,
+        };
+        let source = match method {
+            Some(InferenceMethod::ManuallyAuthored | InferenceMethod::FkConstraint | InferenceMethod::DbtImport) => ProvenanceSource::Schema,
+            Some(InferenceMethod::LlmSuggested) => ProvenanceSource::Llm,
+            _ => ProvenanceSource::Inferred,
+        };
+        let mut p = Provenance::new(source);
+        p.inference_method = method;
+        p.validation_state = match self.validation_state.as_str() {
+            "draft" => Some(ValidationState::Draft),
+            "confirmed" => Some(ValidationState::Confirmed),
+            _ => Some(ValidationState::Applied),
+        };
+        if method.is_none() {
+            p.observed_in = Some(format!("{} `{}` ({})", self.kind, self.name, self.inference_method));
+        }
+        p
+    }
+}
+
+/// Every definition `plan` rests on, metrics first, each once.
+pub fn definitions_used(model: &SemanticModel, plan: &RequestPlan) -> Vec<Used> {
+    let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut push = |u: Used| {
+        if seen.insert((u.kind, u.name.clone())) {
+            out.push(u);
+        }
+    };
+    for name in plan.output_names() {
+        if let Some(d) = model.derived.get(&name) {
+            push(Used::new("metric", &d.name, d.origin, d.provenance.as_ref()));
+        }
+    }
+    for c in &plan.components {
+        if let Some(m) = model.metric(&c.metric) {
+            push(Used::new("metric", &m.name, m.origin, m.provenance.as_ref()));
+        }
+    }
+    for c in &plan.components {
+        let steps = c.joins.iter().chain(c.semi_joins.iter().flat_map(|s| s.steps.iter()));
+        let mut entities = vec![c.anchor.entity.as_str()];
+        for step in steps {
+            if let Some(j) = model.join(&step.join) {
+                push(Used::new("join", &j.name, j.origin, j.provenance.as_ref()));
+            }
+            entities.push(step.to.entity.as_str());
+        }
+        for e in entities {
+            if let Some(e) = model.entity(e) {
+                push(Used::new("entity", &e.name, e.origin, e.provenance.as_ref()));
+            }
+        }
+    }
+    out
+}
+
+/// The answer's confidence: its weakest definition's, and at most MEDIUM
+/// when the plan degraded.
+pub fn confidence(used: &[Used], degraded: bool) -> Confidence {
+    let weakest = used.iter().map(|u| u.confidence).min().unwrap_or(Confidence::High);
+    if degraded {
+        weakest.min(Confidence::Medium)
+    } else {
+        weakest
+    }
+}
+
+/// The charter provenance of the answer: its weakest definition's (the
+/// first of the weakest, metrics before joins before entities).
+pub fn provenance(used: &[Used]) -> Option<Provenance> {
+    let weakest = used.iter().map(|u| u.confidence).min()?;
+    used.iter().find(|u| u.confidence == weakest).map(Used::provenance)
+}

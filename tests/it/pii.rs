@@ -1,0 +1,266 @@
+//! One PII decision for every tool (issue 13, item 4), on a project with no
+//! `pii_policy.yaml` at all: the name classifier alone must keep every tool
+//! from being a side door. Catastrophic columns (`ssn`, `member_ssn`,
+//! `password_hash`) are never named, not in listings, join conditions,
+//! SQL skeletons, foreign keys, search hits or error suggestions; other
+//! PII columns are shown with their categories; get_metric refuses to
+//! group, bucket, filter or take MIN/MAX on any of them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value as Json};
+
+use schemabrain::engine::{DuckDbEngine, Engine as _};
+use schemabrain::project::Project;
+use schemabrain::tools::{self, Execution, TOOL_NAMES};
+
+/// Names that must never appear in any output.
+const CATASTROPHIC: [&str; 3] = ["ssn", "password", "card_number"];
+
+const WAREHOUSE: &str = "
+CREATE TABLE patients (
+    id INTEGER PRIMARY KEY,
+    full_name VARCHAR,
+    email VARCHAR,
+    ssn VARCHAR UNIQUE,
+    password_hash VARCHAR,
+    date_of_birth DATE,
+    country VARCHAR
+);
+CREATE TABLE visits (
+    id INTEGER PRIMARY KEY,
+    patient_id INTEGER REFERENCES patients (id),
+    member_ssn VARCHAR REFERENCES patients (ssn),
+    card_number VARCHAR,
+    cost DECIMAL(10, 2),
+    visited_at TIMESTAMP,
+    department VARCHAR
+);
+INSERT INTO patients VALUES
+    (1, 'Ada Lovelace', 'ada@example.com', '123-45-6789', 'x1', DATE '1990-01-01', 'GB'),
+    (2, 'Alan Turing', 'alan@example.com', '987-65-4321', 'x2', DATE '1985-06-23', 'GB');
+INSERT INTO visits VALUES
+    (1, 1, '123-45-6789', '4111111111111111', 10.00, TIMESTAMP '2024-01-02 10:00:00', 'cardiology'),
+    (2, 2, '987-65-4321', '4012888888881881', 20.00, TIMESTAMP '2024-02-03 11:00:00', 'oncology');
+";
+
+const FILES: &[(&str, &str)] = &[
+    ("schemabrain.yaml", "version: 1\nname: clinic\ndialect: duckdb\n"),
+    (
+        "entities/patient.yaml",
+        "version: 1\nname: patient\nbinding: {single_table: main.patients}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: full_name, type: varchar, description: Name of the patient.}\n  - {name: email, type: varchar, description: Contact address.}\n  - {name: ssn, type: varchar, description: Social security number.}\n  - {name: password_hash, type: varchar, description: Portal password.}\n  - {name: date_of_birth, type: date}\n  - {name: country, type: varchar}\n",
+    ),
+    (
+        "entities/visit.yaml",
+        "version: 1\nname: visit\nbinding: {single_table: main.visits}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: patient_id, type: integer}\n  - {name: member_ssn, type: varchar}\n  - {name: card_number, type: varchar}\n  - {name: cost, type: 'decimal(10,2)'}\n  - {name: visited_at, type: timestamp}\n  - {name: department, type: varchar}\n",
+    ),
+    (
+        "joins/visit_patient.yaml",
+        "version: 1\nname: visit_patient\nsource_entity: visit\ntarget_entity: patient\n\"on\": [{source: patient_id, target: id}]\ncardinality: many_to_one\n",
+    ),
+    (
+        "joins/visit_member.yaml",
+        "version: 1\nname: visit_member\nsource_entity: visit\ntarget_entity: patient\n\"on\": [{source: member_ssn, target: ssn}]\ncardinality: many_to_one\n",
+    ),
+    (
+        "metrics/visit_cost.yaml",
+        "version: 1\nname: visit_cost\nentity: visit\nmeasure: {agg: sum, column: cost}\ntime_dimension: visit.visited_at\ntime_grains: [day, month, year]\n",
+    ),
+    ("metrics/patient_count.yaml", "version: 1\nname: patient_count\nentity: patient\nmeasure: {agg: count, column: id}\n"),
+    ("metrics/youngest_birth.yaml", "version: 1\nname: youngest_birth\nentity: patient\nmeasure: {agg: max, column: date_of_birth}\n"),
+];
+
+/// The clinic project (no pii_policy.yaml) with its warehouse's catalog,
+/// in a directory of its own per test (`tag`).
+fn clinic(tag: &str) -> Project {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pii-{tag}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let warehouse: PathBuf = dir.join("clinic.duckdb");
+    duckdb::Connection::open(&warehouse).unwrap().execute_batch(WAREHOUSE).unwrap();
+    let project_dir = dir.join("project");
+    for (rel, text) in FILES {
+        let path = project_dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    assert!(!project_dir.join("pii_policy.yaml").exists());
+    let engine = DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).unwrap();
+    let catalog = engine.introspect().expect("introspects");
+    Project::open(&project_dir).unwrap_or_else(|d| panic!("{d}")).with_catalog(catalog).unwrap_or_else(|d| panic!("{d}"))
+}
+
+fn call(project: &Project, tool: &str, args: Json) -> Json {
+    serde_json::to_value(tools::call(project, tool, &args, Execution::DryRun)).unwrap()
+}
+
+fn assert_no_catastrophic(tool: &str, env: &Json) {
+    // The caller's own words echoed back (a search query) are not a leak.
+    let mut env = env.clone();
+    if let Some(d) = env["data"].as_object_mut() {
+        d.remove("query");
+    }
+    let text = env.to_string().to_ascii_lowercase();
+    for word in CATASTROPHIC {
+        assert!(!text.contains(word), "{tool} names a catastrophic column (`{word}`): {env:#}");
+    }
+}
+
+/// Every tool, called in the ways that show columns, names no catastrophic column.
+#[test]
+fn no_tool_names_a_catastrophic_column_without_a_policy() {
+    let p = clinic("side-door");
+    let calls: Vec<(&str, Json)> = vec![
+        ("list_entities", json!({})),
+        ("list_metrics", json!({})),
+        ("list_joins", json!({})),
+        ("describe_entity", json!({"name": "patient"})),
+        ("describe_entity", json!({"name": "visit"})),
+        ("resolve_join", json!({"entity_a": "visit", "entity_b": "patient", "name": "visit_member"})),
+        ("resolve_join", json!({"entity_a": "visit", "entity_b": "patient"})),
+        ("find_relevant_tables", json!({"query": "ssn social security password card number"})),
+        ("find_relevant_tables", json!({"query": "*"})),
+        ("find_relevant_entities", json!({"query": "ssn password patient"})),
+        ("describe_table", json!({"qualified_name": "main.patients"})),
+        ("describe_table", json!({"qualified_name": "main.visits"})),
+        ("describe_column", json!({"qualified_name": "main.patients.id"})),
+        ("describe_column", json!({"qualified_name": "main.patients.nope"})),
+        ("suggest_joins", json!({"tables": ["main.visits", "main.patients"]})),
+        ("get_example_queries", json!({"qualified_name": "main.visits"})),
+        ("get_metric", json!({"name": "visit_cost", "group_by": ["patient.nope"]})),
+        ("get_metric", json!({"name": "visit_cost", "group_by": ["patient.country"], "dry_run": true})),
+        ("get_metric", json!({"name": "visit_cost", "group_by": ["patient.country"], "via": ["visit_patient"], "dry_run": true})),
+        ("get_metric", json!({"name": "visit_cost", "group_by": ["patient.country"], "via": ["visit_member"], "dry_run": true})),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (tool, args) in calls {
+        seen.insert(tool);
+        assert_no_catastrophic(tool, &call(&p, tool, args));
+    }
+    assert_eq!(seen.len(), TOOL_NAMES.len(), "every tool is exercised");
+}
+
+/// The listings mark PII by the name classifier: catastrophic columns as
+/// redacted placeholders, contact and birth dates with their categories.
+#[test]
+fn listings_show_the_classifiers_decision() {
+    let p = clinic("listings");
+    for (tool, args) in [
+        ("describe_entity", json!({"name": "patient"})),
+        ("describe_table", json!({"qualified_name": "main.patients"})),
+    ] {
+        let env = call(&p, tool, args);
+        let cols = env["data"]["columns"].as_array().unwrap_or_else(|| panic!("{tool}: {env:#}"));
+        let by_name = |n: &str| cols.iter().find(|c| c["name"] == n).unwrap_or_else(|| panic!("{tool}: {n} listed: {env:#}"));
+        let placeholders: Vec<&Json> = cols.iter().filter(|c| c["name"].as_str().unwrap().starts_with("<redacted_column_")).collect();
+        assert_eq!(placeholders.len(), 2, "{tool}: ssn and password_hash as placeholders: {env:#}");
+        for c in placeholders {
+            assert_eq!(c["redacted"], true);
+            assert!(c["description"].is_null(), "{tool}: no description of a redacted column");
+        }
+        assert_eq!(by_name("email")["pii_categories"], json!(["contact"]), "{tool}");
+        assert_eq!(by_name("date_of_birth")["pii_categories"], json!(["demographic_protected"]), "{tool}");
+        assert_eq!(by_name("country")["pii_categories"], json!([]), "{tool}");
+    }
+    // The placeholder also stands in the foreign key and in the join's condition.
+    let visits = call(&p, "describe_table", json!({"qualified_name": "main.visits"}));
+    let fk_cols: Vec<String> = visits["data"]["foreign_keys"].as_array().unwrap().iter().flat_map(|f| {
+        f["source_columns"].as_array().unwrap().iter().chain(f["target_columns"].as_array().unwrap()).map(|c| c.as_str().unwrap().to_string()).collect::<Vec<_>>()
+    }).collect();
+    assert!(fk_cols.iter().any(|c| c.starts_with("<redacted_column")), "{fk_cols:?}");
+    let join = call(&p, "resolve_join", json!({"entity_a": "visit", "entity_b": "patient", "name": "visit_member"}));
+    assert!(join["data"]["sql_skeleton"].as_str().unwrap().contains("<redacted_column>"), "{join:#}");
+}
+
+/// get_metric reads the same decision: catastrophic anywhere is blocked
+/// (join keys included), and any PII column in a revealing role is refused.
+#[test]
+fn get_metric_refuses_every_revealing_use_of_pii() {
+    let p = clinic("refusals");
+    let refused = |args: Json, want: &str| {
+        let env = call(&p, "get_metric", args.clone());
+        assert_eq!(env["status"], "refused", "{args}: {env:#}");
+        assert_eq!(env["error"]["kind"], "pii_blocked", "{args}: {env:#}");
+        let message = env["error"]["message"].as_str().unwrap();
+        assert!(message.contains(want), "{args}: `{want}` in {message}");
+        assert_no_catastrophic("get_metric", &env);
+    };
+    refused(json!({"name": "visit_cost", "group_by": ["patient.email"], "via": ["visit_patient"]}), "grouping by `patient.email`");
+    refused(json!({"name": "visit_cost", "via": ["visit_patient"], "filters": [{"column": "patient.email", "op": "=", "value": "ada@example.com"}]}), "filtering on `patient.email`");
+    refused(json!({"name": "youngest_birth"}), "over `patient.date_of_birth`");
+    refused(json!({"name": "patient_count", "time_dimension": "patient.date_of_birth", "time_grain": "year"}), "bucketing by `patient.date_of_birth`");
+    refused(json!({"name": "visit_cost", "group_by": ["patient.country"], "via": ["visit_member"]}), "government_id");
+    refused(json!({"name": "visit_cost", "group_by": ["visit.card_number"]}), "payment_card");
+    // Counting over PII, and grouping by a clean column, still answers.
+    let ok = call(&p, "get_metric", json!({"name": "visit_cost", "group_by": ["patient.country"], "via": ["visit_patient"], "dry_run": true}));
+    assert_eq!(ok["status"], "success", "{ok:#}");
+    let ok = call(&p, "get_metric", json!({"name": "patient_count", "dry_run": true}));
+    assert_eq!(ok["status"], "success", "{ok:#}");
+}
+
+/// Inferred tags (the index's `inferred:` section) are read by every tool;
+/// a reviewed override wins over them.
+#[test]
+fn inferred_tags_count_and_overrides_win() {
+    let base = clinic("inferred");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pii-inferred/project");
+    std::fs::write(
+        dir.join("pii_policy.yaml"),
+        "version: 1\nblock: [health]\ncolumn_overrides:\n  main.patients.email: {sensitivity: public, categories: []}\ninferred:\n  main.visits.department: {sensitivity: pii, categories: [health], evidence: \"values: 100% match a diagnosis vocabulary\"}\n  main.patients.email: {sensitivity: pii, categories: [contact], evidence: name}\n",
+    )
+    .unwrap();
+    let p = Project::open(&dir).unwrap_or_else(|d| panic!("{d}")).with_catalog(base.catalog.clone().unwrap()).unwrap_or_else(|d| panic!("{d}"));
+    let t = call(&p, "describe_table", json!({"qualified_name": "main.visits"}));
+    let dept = t["data"]["columns"].as_array().unwrap().iter().find(|c| c["name"] == "department").unwrap().clone();
+    assert_eq!(dept["redacted"], true, "{t:#}");
+    assert_eq!(dept["pii_categories"], json!(["health"]));
+    let env = call(&p, "get_metric", json!({"name": "visit_cost", "dry_run": true, "filters": [{"column": "visit.department", "op": "=", "value": "oncology"}]}));
+    assert_eq!(env["error"]["pii_categories"], json!(["health"]), "{env:#}");
+    let hits = call(&p, "find_relevant_tables", json!({"query": "department"}));
+    assert!(!hits["data"]["hits"].to_string().contains("department"), "a blocked column is not searchable: {hits:#}");
+    // The reviewed override says email is clean: grouping by it answers.
+    let env = call(&p, "get_metric", json!({"name": "visit_cost", "group_by": ["patient.email"], "via": ["visit_patient"], "dry_run": true}));
+    assert_eq!(env["status"], "success", "{env:#}");
+}
+
+/// The labelled corpus (`tests/pii/corpus.tsv`: names in several languages,
+/// look-alikes, columns known only by their values): precision and recall
+/// of (column, category) pairs, with every catastrophic column found.
+/// The figures are reported in docs/pii.md.
+#[test]
+fn classifier_precision_and_recall_on_the_labelled_corpus() {
+    let text = std::fs::read_to_string(crate::common::repo("tests/pii/corpus.tsv")).unwrap();
+    let (mut tp, mut predicted, mut expected) = (0usize, 0usize, 0usize);
+    let mut missed_catastrophic = Vec::new();
+    let mut wrong = Vec::new();
+    let mut columns = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let mut parts = line.split('\t');
+        let name = parts.next().unwrap();
+        let want: BTreeSet<String> = parts.next().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(str::to_string).collect();
+        let samples: Vec<&str> = parts.next().unwrap_or("").split('|').filter(|s| !s.is_empty()).collect();
+        let mut got: BTreeSet<String> = schemabrain::pii::classify_name(name).into_iter().map(str::to_string).collect();
+        if let Some(m) = schemabrain::pii::classify_values(&samples) {
+            got.insert(m.category.to_string());
+        }
+        columns += 1;
+        tp += got.intersection(&want).count();
+        predicted += got.len();
+        expected += want.len();
+        for c in want.difference(&got) {
+            if schemabrain::pii::is_catastrophic(c) {
+                missed_catastrophic.push(name.to_string());
+            }
+        }
+        if got != want {
+            wrong.push(format!("{name}: expected {want:?}, got {got:?}"));
+        }
+    }
+    let precision = tp as f64 / predicted as f64;
+    let recall = tp as f64 / expected as f64;
+    eprintln!("PII corpus: {columns} columns, precision {precision:.3}, recall {recall:.3}\n  {}", wrong.join("\n  "));
+    assert!(columns >= 150, "the corpus holds at least 150 columns");
+    assert!(missed_catastrophic.is_empty(), "catastrophic columns missed: {missed_catastrophic:?}");
+    assert!(precision >= 0.95 && recall >= 0.95, "precision {precision:.3}, recall {recall:.3}:\n{}", wrong.join("\n"));
+}
