@@ -210,14 +210,18 @@ pub fn identity(t: &TableInfo, entity: &str) -> Option<(Vec<String>, &'static st
 }
 
 /// Pairs that may identify a row of a table with no single unique column:
-/// a key-looking column and a date or timestamp, both never null (a
-/// snapshot per store and day). Checked on the data by the caller.
+/// a key-looking column and a date or timestamp (a snapshot per store and
+/// day), or two keys (a junction table), never null. Checked on the data by
+/// the caller.
 pub fn composite_candidates(t: &TableInfo) -> Vec<Vec<String>> {
     let never_null = |c: &&crate::catalog::ColumnInfo| c.stats.as_ref().is_some_and(|s| s.null_fraction == 0.0);
     let keys: Vec<&str> = t.columns.iter().filter(never_null).filter(|c| key_stem(&c.name).is_some()).map(|c| c.name.as_str()).collect();
     let times: Vec<&str> =
         t.columns.iter().filter(never_null).filter(|c| TypeClass::of(&c.data_type).is_temporal()).map(|c| c.name.as_str()).collect();
-    keys.iter().flat_map(|k| times.iter().map(move |t| vec![k.to_string(), t.to_string()])).take(6).collect()
+    let key_and_time = keys.iter().flat_map(|k| times.iter().map(move |t| vec![k.to_string(), t.to_string()]));
+    // Two keys: a junction table (account_tags: account_id, tag_id).
+    let two_keys = keys.iter().enumerate().flat_map(|(i, a)| keys[i + 1..].iter().map(move |b| vec![a.to_string(), b.to_string()]));
+    key_and_time.chain(two_keys).take(8).collect()
 }
 
 /// Join candidates: declared foreign keys, then key-looking columns whose
@@ -361,7 +365,8 @@ pub fn draft(
             }
         }
     }
-    let is_pii = |key: &str, col: &str| d.pii.contains_key(&format!("{key}.{col}"));
+    let pii_columns: BTreeSet<String> = d.pii.keys().cloned().collect();
+    let is_pii = |key: &str, col: &str| pii_columns.contains(&format!("{key}.{col}"));
     for (key, t) in &catalog.tables {
         let name = names[key].clone();
         let Some((identity, method, evidence)) = identities.get(key).cloned() else {
@@ -430,6 +435,7 @@ pub fn draft(
             evidence,
         });
     }
+    mark_bridges(&mut d, catalog);
     for e in &d.entities {
         let t = &catalog.tables[&e.table_key];
         let time = t
@@ -479,6 +485,33 @@ pub fn draft(
     }
     d.metrics.retain(|m| crate::model::is_identifier(&m.name));
     d
+}
+
+/// Junction tables: an entity whose own columns are only its keys (and
+/// perhaps a date and an id), joined many-to-one to two other entities. It
+/// stays an entity with its two joins, which is how the planner crosses a
+/// many-to-many relation exactly; its description and the notes say so.
+fn mark_bridges(d: &mut Draft, catalog: &Catalog) {
+    for e in d.entities.iter_mut() {
+        let out: Vec<&DraftJoin> = d.joins.iter().filter(|j| j.source_entity == e.name && j.cardinality == "many_to_one").collect();
+        let targets: BTreeSet<&str> = out.iter().map(|j| j.target_entity.as_str()).collect();
+        if out.len() != 2 || targets.len() != 2 {
+            continue;
+        }
+        let keys: BTreeSet<&str> = out.iter().flat_map(|j| j.on.iter().map(|(a, _)| a.as_str())).collect();
+        let t = &catalog.tables[&e.table_key];
+        let payload = t
+            .columns
+            .iter()
+            .filter(|c| !keys.contains(c.name.as_str()) && !e.identity.contains(&c.name) && !TypeClass::of(&c.data_type).is_temporal())
+            .count();
+        if payload > 0 {
+            continue;
+        }
+        let pair: Vec<&str> = targets.into_iter().collect();
+        e.description = format!("Bridge between `{}` and `{}` (many-to-many through this table), inferred by schemabrain index.", pair[0], pair[1]);
+        d.notes.push(format!("`{}` is a junction table: `{}` and `{}` are many-to-many through entity `{}`", e.table_key, pair[0], pair[1], e.name));
+    }
 }
 
 #[cfg(test)]

@@ -73,21 +73,27 @@ pub fn run(
     }
     let identity_columns: BTreeMap<String, Vec<String>> = identities.iter().map(|(k, (cols, _, _))| (k.clone(), cols.clone())).collect();
     let candidates = infer::join_candidates(&catalog, &names, &identity_columns);
+    progress(Progress { done: total, total, what: &format!("checking {} joins", candidates.len()) });
+    let checks: Vec<profile::InclusionCheck<'_>> = candidates
+        .iter()
+        .map(|c| profile::InclusionCheck {
+            from: &catalog.tables[&c.from_table],
+            from_cols: &c.from_columns,
+            to: &catalog.tables[&c.to_table],
+            to_cols: &c.to_columns,
+        })
+        .collect();
+    let orphans = profile::orphans(engine, &checks, limits)?;
     let mut verified = Vec::with_capacity(candidates.len());
-    for (i, c) in candidates.into_iter().enumerate() {
-        progress(Progress { done: total, total, what: &format!("join check {}", i + 1) });
-        let (from, to) = (&catalog.tables[&c.from_table], &catalog.tables[&c.to_table]);
-        let orphans = match profile::orphans(engine, from, &c.from_columns, to, &c.to_columns, limits) {
-            Ok(n) => n,
-            // A comparison the engine refuses (types it cannot compare) is no join.
-            Err(EngineError::Query(_)) => continue,
-            Err(e) => return Err(e),
-        };
+    for (c, orphans) in candidates.iter().zip(orphans) {
+        // A comparison the engine refused is no join.
+        let Some(orphans) = orphans else { continue };
+        let from = &catalog.tables[&c.from_table];
         let source_unique = match c.from_columns.as_slice() {
             [one] => from.columns.iter().find(|x| &x.name == one).and_then(|x| x.stats.as_ref()).is_some_and(|s| s.non_null_count > 0 && s.distinct_count == s.non_null_count),
             _ => false,
         };
-        verified.push((c, infer::JoinEvidence { orphans, source_unique }));
+        verified.push((c.clone(), infer::JoinEvidence { orphans, source_unique }));
     }
     progress(Progress { done: total, total, what: "done" });
     let draft = infer::draft(&catalog, &names, &identities, &verified, &samples, current_year);

@@ -120,21 +120,61 @@ pub fn text_samples(engine: &dyn Engine, t: &TableInfo, limits: Limits) -> Resul
     Ok(out)
 }
 
-/// Rows of `from` whose non-null key finds no row of `to` (0: the key is
-/// included in the target's identity).
-pub fn orphans(engine: &dyn Engine, from: &TableInfo, from_cols: &[String], to: &TableInfo, to_cols: &[String], limits: Limits) -> Result<u64, EngineError> {
+/// One join to check: rows of `from` whose non-null key finds no row of
+/// `to` (0: the key is included in the target's identity).
+pub struct InclusionCheck<'a> {
+    pub from: &'a TableInfo,
+    pub from_cols: &'a [String],
+    pub to: &'a TableInfo,
+    pub to_cols: &'a [String],
+}
+
+/// Checks per statement: one round trip for many joins (a schema of a
+/// thousand tables has about as many candidates).
+const CHECKS_PER_QUERY: usize = 64;
+
+/// The orphan count of every check, in order; `None` where the engine
+/// refused the comparison (types it cannot compare: no join).
+pub fn orphans(engine: &dyn Engine, checks: &[InclusionCheck<'_>], limits: Limits) -> Result<Vec<Option<u64>>, EngineError> {
     let d = engine.dialect();
-    let not_null: Vec<String> = from_cols.iter().map(|c| format!("c.{} IS NOT NULL", quote(d, c))).collect();
-    let eq: Vec<String> = from_cols.iter().zip(to_cols).map(|(a, b)| format!("p.{} = c.{}", quote(d, b), quote(d, a))).collect();
-    let sql = format!(
-        "SELECT COUNT(*) FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
-        relation(d, from),
-        not_null.join(" AND "),
-        relation(d, to),
-        eq.join(" AND ")
-    );
-    let rows = run(engine, sql, 1, limits)?;
-    Ok(count(rows.first().and_then(|r| r.first())))
+    let one = |i: usize, c: &InclusionCheck<'_>| {
+        let not_null: Vec<String> = c.from_cols.iter().map(|x| format!("c.{} IS NOT NULL", quote(d, x))).collect();
+        let eq: Vec<String> = c.from_cols.iter().zip(c.to_cols).map(|(a, b)| format!("p.{} = c.{}", quote(d, b), quote(d, a))).collect();
+        format!(
+            "SELECT {i} AS k, COUNT(*) AS n FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+            relation(d, c.from),
+            not_null.join(" AND "),
+            relation(d, c.to),
+            eq.join(" AND ")
+        )
+    };
+    let mut out = vec![None; checks.len()];
+    for (chunk_no, chunk) in checks.chunks(CHECKS_PER_QUERY).enumerate() {
+        let base = chunk_no * CHECKS_PER_QUERY;
+        let sql = chunk.iter().enumerate().map(|(i, c)| one(base + i, c)).collect::<Vec<_>>().join(" UNION ALL ");
+        match run(engine, sql, chunk.len(), limits) {
+            Ok(rows) => {
+                for r in rows {
+                    let k = count(r.first()) as usize;
+                    if k < out.len() {
+                        out[k] = Some(count(r.get(1)));
+                    }
+                }
+            }
+            // One comparison the engine refuses fails the batch: check each alone.
+            Err(EngineError::Query(_)) => {
+                for (i, c) in chunk.iter().enumerate() {
+                    out[base + i] = match run(engine, one(base + i, c), 1, limits) {
+                        Ok(rows) => Some(count(rows.first().and_then(|r| r.get(1)))),
+                        Err(EngineError::Query(_)) => None,
+                        Err(e) => return Err(e),
+                    };
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 /// Distinct combinations of `cols` in `t` (a composite identity holds when

@@ -156,6 +156,10 @@ pub fn classify_name(name: &str) -> Vec<&'static str> {
     if is_about_the_field(&w) {
         out.retain(|c| crate::pii::is_catastrophic(c));
     }
+    // An e-mail, IP or MAC address is not a place.
+    if out.contains(&"location") && only_non_physical_addresses(&w) {
+        out.retain(|c| *c != "location");
+    }
     // A key into another table (`shipping_address_id`, `home_phone_id`) is
     // a pointer, not the address or the phone: grouping or filtering by it
     // lists row ids. Identifiers that are personal in themselves stay
@@ -164,6 +168,16 @@ pub fn classify_name(name: &str) -> Vec<&'static str> {
         out.retain(|c| !["contact", "location", "demographic_protected", "financial", "behavioral"].contains(c));
     }
     out
+}
+
+/// Whether `location` came only from `address` words that name something
+/// other than a place (`email_address`, `ip_address`, `mac_address`).
+fn only_non_physical_addresses(w: &[String]) -> bool {
+    const NOT_A_PLACE: &[&str] = &["email", "mail", "ip", "mac", "web", "url", "wallet", "server", "host", "memory"];
+    let location = RULES.iter().find(|r| r.category == "location").expect("location rule");
+    let other_hit = location.any_of.iter().filter(|seq| **seq != ["address"]).any(|seq| contains_seq(w, seq));
+    let addresses: Vec<usize> = w.iter().enumerate().filter(|(_, x)| *x == "address").map(|(i, _)| i).collect();
+    !other_hit && !addresses.is_empty() && addresses.iter().all(|&i| i > 0 && NOT_A_PLACE.contains(&w[i - 1].as_str()))
 }
 
 /// Last words that make a name describe a field rather than hold it.
@@ -195,6 +209,9 @@ mod tests {
         assert_eq!(classify_name("card_fingerprint"), vec!["payment_card"]);
         assert!(classify_name("shipping_address_id").is_empty(), "a key is a pointer, not an address");
         assert_eq!(classify_name("national_id"), vec!["government_id"]);
+        assert_eq!(classify_name("email_address"), vec!["contact"]);
+        assert_eq!(classify_name("ip_address"), vec!["online_identifier"]);
+        assert_eq!(classify_name("home_address"), vec!["location"]);
         assert_eq!(classify_name("device_id"), vec!["online_identifier"]);
         assert!(classify_name("product_name").is_empty());
         assert!(classify_name("emailed_count").is_empty());

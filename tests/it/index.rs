@@ -193,6 +193,15 @@ fn postgres_with_declared_keys_uses_them() {
     assert_eq!(p.model.entity("order").unwrap().table.schema, schema.name);
 }
 
+#[test]
+fn mariadb_with_declared_keys_uses_them() {
+    let Some(db) = crate::engines_servers::MyDatabase::create("index") else { return };
+    let target = engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
+    engine::export::export(&crate::common::demo_engine(), "main", &target).expect("export to MySQL/MariaDB");
+    let out = index_into(&db.url, std::slice::from_ref(&db.name), "index-my");
+    assert_matches_demo(&out);
+}
+
 /// The index tags PII from names and from values: the demo's contact,
 /// credential and birth-date columns by name, and a column with an
 /// innocent name by its values.
@@ -205,7 +214,11 @@ fn index_tags_pii_from_names_and_values() {
         .unwrap()
         .execute_batch(
             "CREATE TABLE accounts (id INTEGER PRIMARY KEY, attr_1 VARCHAR, attr_2 VARCHAR, born DATE, product_name VARCHAR, amount DECIMAL(10,2));
-             INSERT INTO accounts SELECT i, 'user' || i || '@example.com', '4111111111111111', DATE '1950-01-01' + INTERVAL (i * 97) DAY, 'widget', i * 1.5 FROM range(1, 200) t(i);",
+             INSERT INTO accounts SELECT i, 'user' || i || '@example.com', '4111111111111111', DATE '1950-01-01' + INTERVAL (i * 97) DAY, 'widget', i * 1.5 FROM range(1, 200) t(i);
+             CREATE TABLE tags (id INTEGER PRIMARY KEY, label VARCHAR);
+             INSERT INTO tags VALUES (1, 'new'), (2, 'vip'), (3, 'churned');
+             CREATE TABLE account_tags (account_id INTEGER, tag_id INTEGER);
+             INSERT INTO account_tags SELECT i, 1 + i % 3 FROM range(1, 200) t(i) UNION ALL SELECT i, 2 FROM range(1, 50) t(i) WHERE i % 3 <> 1;",
         )
         .unwrap();
     let out = index_into(&format!("duckdb:{}", path.display()), &[], "index-pii-out");
@@ -227,6 +240,13 @@ fn index_tags_pii_from_names_and_values() {
     let env = schemabrain::tools::call(&p, "describe_table", &json!({"qualified_name": "main.accounts"}), schemabrain::tools::Execution::DryRun);
     let text = serde_json::to_string(&env).unwrap();
     assert!(!text.contains("attr_2"), "{text}");
+    // A junction table without keys: its identity is its two keys, and it
+    // bridges accounts and tags with a many-to-one join to each.
+    let bridge = p.model.entity("account_tag").expect("junction entity");
+    assert_eq!(bridge.identity, vec!["account_id".to_string(), "tag_id".to_string()]);
+    assert!(bridge.description.as_deref().unwrap_or("").contains("many-to-many"), "{:?}", bridge.description);
+    let to: BTreeSet<String> = p.model.joins.values().filter(|j| j.source_entity == "account_tag").map(|j| j.target_entity.clone()).collect();
+    assert_eq!(to, BTreeSet::from(["account".to_string(), "tag".to_string()]));
     // No measure over PII, and no row count missing.
     assert!(p.model.metrics.contains_key("account_count"));
     assert!(p.model.metrics.contains_key("account_amount_sum"));
