@@ -44,6 +44,7 @@
 //! no async runtime.
 
 pub mod catalog;
+pub mod dbt;
 pub mod envelope;
 pub mod ir;
 pub mod model;

@@ -94,6 +94,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Import definitions from another tool into a schemabrain project.
+    Import {
+        #[command(subcommand)]
+        from: ImportCommand,
+    },
     /// Draw the project's join graph with cardinalities (Mermaid or Graphviz dot).
     Graph {
         #[arg(long, default_value = ".")]
@@ -106,6 +111,21 @@ pub enum Command {
     Audit {
         #[command(subcommand)]
         command: super::serve::AuditCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// A dbt project's semantic layer, from the `target/semantic_manifest.json` that `dbt parse` writes (a project directory or the file).
+    Dbt {
+        /// The dbt project directory (its target/semantic_manifest.json is read) or the manifest file.
+        path: PathBuf,
+        /// The schemabrain project directory to write; re-importing replaces the imported files.
+        #[arg(long)]
+        out: PathBuf,
+        /// Print one JSON summary (with every unmapped item) instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 

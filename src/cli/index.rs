@@ -129,6 +129,65 @@ fn print_changes(c: &FileChanges) {
     }
 }
 
+/// `schemabrain import dbt PATH --out DIR`: exit 0 when everything mapped,
+/// 1 with the item-by-item list when something did not, 2 when the
+/// manifest cannot be read.
+pub fn import_dbt(path: &Path, out: &Path, json_out: bool) -> ExitCode {
+    let file = if path.is_dir() { path.join("target/semantic_manifest.json") } else { path.to_path_buf() };
+    let manifest: serde_json::Value = match std::fs::read_to_string(&file).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
+        Ok(m) => m,
+        Err(e) => {
+            let hint = if path.is_dir() { " (run `dbt parse` in the project first)" } else { "" };
+            return super::operational(&format!("{}: {e}{hint}", file.display()), json_out);
+        }
+    };
+    let imported = crate::dbt::import_semantic_manifest(&manifest, "semantic_manifest.json");
+    let mut files = imported.files.clone();
+    let name = project_name(out);
+    files.insert("schemabrain.yaml".into(), format!("version: 1
+name: {name}
+dialect: duckdb
+"));
+    let changes = match write::write_project(out, &files) {
+        Ok(c) => c,
+        Err(e) => return super::operational(&e.to_string(), json_out),
+    };
+    let loads = Project::open(out).map(|_| ()).map_err(|d| d.to_string());
+    let ok = loads.is_ok() && imported.unmapped.is_empty();
+    if json_out {
+        let doc = json!({
+            "ok": ok,
+            "out": out.display().to_string(),
+            "entities": imported.entities,
+            "joins": imported.joins,
+            "metrics": imported.metrics,
+            "unmapped": imported.unmapped,
+            "dbt_names": imported.names,
+            "files": changes,
+            "problems": loads.as_ref().err(),
+        });
+        out!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        out!(
+            "imported {} into {}: {} entities, {} joins, {} metrics",
+            file.display(),
+            out.display(),
+            imported.entities,
+            imported.joins,
+            imported.metrics
+        );
+        print_changes(&changes);
+        for u in &imported.unmapped {
+            out!("not mapped: {}: {}", u.item, u.reason);
+        }
+        if let Err(e) = &loads {
+            out!("the written project does not load:
+{e}");
+        }
+    }
+    ExitCode::from(if ok { 0 } else { 1 })
+}
+
 /// Mermaid or dot text of the join graph: one node per entity, one edge per
 /// join labelled with its name and cardinality.
 pub fn graph_text(project: &Project, format: &str) -> String {

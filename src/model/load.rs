@@ -260,13 +260,31 @@ fn read_origin(r: &mut Reader<'_>, map: &Mapping<'_>) -> DefinitionOrigin {
         return DefinitionOrigin::Manual;
     };
     if f.node.data.as_str() == Some("dbt_import") {
-        r.error(f.line, "origin", "`origin: dbt_import` is reserved for `schemabrain import dbt`; use manual");
+        // Written by `schemabrain import dbt`, which always says where the
+        // definition came from; a hand-written file cannot claim it bare.
+        if imported_from_dbt(map) {
+            return DefinitionOrigin::DbtImport;
+        }
+        r.error(
+            f.line,
+            "origin",
+            "`origin: dbt_import` is reserved for `schemabrain import dbt` (with `provenance: {inference_method: dbt_import, source: ...}`); use manual",
+        );
         return DefinitionOrigin::Manual;
     }
     match r.one_of(f, "origin", &["manual", "suggested"]).as_deref() {
         Some("suggested") => DefinitionOrigin::Suggested,
         _ => DefinitionOrigin::Manual,
     }
+}
+
+/// Whether the definition's provenance says `inference_method: dbt_import`
+/// and names its source.
+fn imported_from_dbt(map: &Mapping<'_>) -> bool {
+    let Some(p) = map.get("provenance") else { return false };
+    let saphyr::YamlDataOwned::Mapping(entries) = &p.node.data else { return false };
+    let value = |key: &str| entries.iter().find(|(k, _)| k.data.as_str() == Some(key)).and_then(|(_, v)| v.data.as_str().map(str::to_string));
+    value("inference_method").as_deref() == Some("dbt_import") && value("source").is_some_and(|s| !s.is_empty())
 }
 
 /// The optional `provenance` block: how a definition was derived, how far

@@ -52,3 +52,5 @@ mod agent_session;
 mod pii;
 // schemabrain index: inference from DuckDB, Postgres and Parquet, re-indexing, PII tags, graph.
 mod index;
+// schemabrain import dbt: the dbt_shop manifest, checked against MetricFlow's recorded answers.
+mod dbt_import;

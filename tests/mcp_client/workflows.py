@@ -101,6 +101,20 @@ async def run(mode):
         check("grain" in env["error"]["message"], "unknown argument named")
         env = await call("describe_entity", {"name": "custmer"}, ("error",))
         check("customer" in env["error"]["recovery"]["fuzzy_matches"], "fuzzy match")
+        # Seed 004, scripted as a stubborn agent: the same failing call again
+        # and again is first to be fixed (must_obey), then escalated, then
+        # refused by the circuit breaker; following next_action recovers.
+        bad = {"name": "revenue", "group_by": [f"custmer.country_{mode.replace('-', '_')}"]}
+        seen = [await call("get_metric", bad, ("error",)) for _ in range(8)]
+        kinds = [e["error"]["kind"] for e in seen]
+        check(kinds[:6] == ["unknown_name"] * 6 and kinds[6:] == ["cost_cap_exceeded"] * 2, f"escalation then breaker: {kinds}")
+        check([e["next_action"]["must_obey"] for e in seen[:2]] == [True, True], "the first fixes are to be obeyed")
+        check(all(e["next_action"]["must_obey"] is False for e in seen[2:]), "escalated: autonomy")
+        check("Circuit open" in seen[7]["error"]["message"], seen[7]["error"]["message"])
+        nxt = seen[7]["next_action"]
+        await call(nxt["tool"], nxt.get("arguments") or {}, ok)
+        env = await call("get_metric", {"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "revenue", "direction": "desc"}], "limit": 3}, ok)
+        check(isinstance(env.get("fingerprint"), str) and env["next_action"]["must_obey"] is False, "an answer: fingerprint, next action to consider")
     return {"mode": mode, "protocol": MODES[mode], "tools": 12, "calls": calls}
 
 
@@ -111,7 +125,15 @@ async def main():
             print(json.dumps(await run(mode)), flush=True)
         except Exception as e:  # report every mode, then fail
             failed = True
-            print(json.dumps({"mode": mode, "error": f"{type(e).__name__}: {e}"}), flush=True)
+            # The SDK wraps failures in exception groups: report the leaves.
+            leaves, todo = [], [e]
+            while todo:
+                x = todo.pop()
+                if isinstance(x, BaseExceptionGroup):
+                    todo.extend(x.exceptions)
+                else:
+                    leaves.append(f"{type(x).__name__}: {x}")
+            print(json.dumps({"mode": mode, "error": "; ".join(leaves)}), flush=True)
     if failed:
         sys.exit(1)
     print("ALL OK", flush=True)

@@ -1,0 +1,335 @@
+//! `schemabrain import dbt`: a dbt project's semantic layer as a
+//! schemabrain project. This first part reads the `semantic_manifest.json`
+//! dbt writes (`dbt parse`), the most stable form of both spec styles, and
+//! maps what our grammar expresses exactly; everything else is listed item
+//! by item (nothing is dropped silently) and the import exits 1.
+//!
+//! Mapped: each semantic model with a primary entity becomes an entity
+//! named after it, bound to the model's relation; foreign and unique
+//! entities become many-to-one and one-to-one joins to the entity whose
+//! primary they are; categorical and time dimensions over a plain column
+//! become columns; simple metrics over a measure (or the v2 spec's
+//! `metric_aggregation_params`) with every aggregation but discrete
+//! percentiles, a column or an arithmetic `expr`, the agg time dimension
+//! and `non_additive_dimension`; ratio metrics over two mapped metrics.
+//!
+//! Not yet (listed when met): metric `filter`s and where strings, computed
+//! dimensions (SQL `expr`), derived, cumulative and conversion metrics,
+//! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities, saved
+//! queries, reading the YAML project directly, dbt names in requests.
+//!
+//! Architecture invariant: pure over the manifest JSON; writing goes
+//! through `index::write` (atomic files, re-import keeps none stale).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::model::{is_identifier, MeasureExpr};
+
+/// Something of the dbt project that was not mapped, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unmapped {
+    /// `semantic_model customers`, `metric revenue_mtd`, `dimension customers.signup_quarter_label`.
+    pub item: String,
+    pub reason: String,
+}
+
+/// The import: project files by relative path, what was left out, and the
+/// dbt names of what was mapped (`customer__country` → `customer.country`).
+#[derive(Clone, Debug, Default)]
+pub struct Imported {
+    pub files: BTreeMap<String, String>,
+    pub unmapped: Vec<Unmapped>,
+    pub names: BTreeMap<String, String>,
+    pub entities: usize,
+    pub joins: usize,
+    pub metrics: usize,
+}
+
+fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+fn s<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Json::as_str)
+}
+
+fn arr<'a>(v: &'a Json, key: &str) -> &'a [Json] {
+    v.get(key).and_then(Json::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn provenance(source: &str) -> String {
+    format!("origin: dbt_import\nprovenance:\n  inference_method: dbt_import\n  validation_state: applied\n  confidence: high\n  source: {}\n", q(source))
+}
+
+/// One semantic model as an entity.
+struct Model<'a> {
+    json: &'a Json,
+    entity: String,
+    identity: Vec<String>,
+    /// dbt dimension name → column.
+    columns: BTreeMap<String, String>,
+    agg_time_dimension: Option<String>,
+}
+
+const GRAINS: &str = "[day, week, month, quarter, year]";
+
+fn agg_of(dbt: &str) -> Option<&'static str> {
+    Some(match dbt {
+        "sum" => "sum",
+        "count" => "count",
+        "count_distinct" => "count_distinct",
+        "average" | "avg" => "avg",
+        "min" => "min",
+        "max" => "max",
+        "median" => "median",
+        "percentile" => "percentile",
+        "sum_boolean" => "sum_boolean",
+        _ => return None,
+    })
+}
+
+/// Reads a semantic manifest (the JSON `dbt parse` writes).
+pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported {
+    let mut out = Imported::default();
+    let mut models: Vec<Model<'_>> = Vec::new();
+    let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
+    for sm in arr(manifest, "semantic_models") {
+        let name = s(sm, "name").unwrap_or("?");
+        let primary = arr(sm, "entities").iter().find(|e| s(e, "type") == Some("primary"));
+        let natural = arr(sm, "entities").iter().any(|e| s(e, "type") == Some("natural"));
+        let Some(primary) = primary else {
+            let reason = if natural {
+                "a natural entity (a slowly changing dimension with validity windows) has no equivalent yet"
+            } else {
+                "no primary entity: the rows have no declared identity, and guessing one could make fan-out deduplication wrong"
+            };
+            out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason: reason.into() });
+            continue;
+        };
+        let entity = s(primary, "name").unwrap_or(name).to_string();
+        let key = s(primary, "expr").or(s(primary, "name")).unwrap_or("").to_string();
+        if !is_identifier(&entity) || !is_identifier(&key) {
+            out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason: format!("primary entity `{entity}` ({key}) is not a plain column") });
+            continue;
+        }
+        let mut columns = BTreeMap::new();
+        for d in arr(sm, "dimensions") {
+            let dname = s(d, "name").unwrap_or("?");
+            let col = s(d, "expr").unwrap_or(dname).trim();
+            if is_identifier(col) {
+                columns.insert(dname.to_string(), col.to_string());
+            } else {
+                out.unmapped.push(Unmapped {
+                    item: format!("dimension {name}.{dname}"),
+                    reason: "a computed dimension (SQL `expr`): the grammar has no computed columns yet".into(),
+                });
+            }
+        }
+        let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
+        primary_of.insert(entity.clone(), models.len());
+        models.push(Model { json: sm, entity, identity: vec![key], columns, agg_time_dimension });
+    }
+    // Entities and their joins.
+    for m in &models {
+        let sm = m.json;
+        let name = s(sm, "name").unwrap_or("?");
+        let relation = sm.get("node_relation");
+        let (schema, table) = (relation.and_then(|r| s(r, "schema_name")).unwrap_or("main"), relation.and_then(|r| s(r, "alias")).unwrap_or(name));
+        for e in arr(sm, "entities") {
+            let ename = s(e, "name").unwrap_or("?");
+            let kind = s(e, "type").unwrap_or("");
+            if kind == "primary" {
+                continue;
+            }
+            let col = s(e, "expr").unwrap_or(ename);
+            let Some(&target) = primary_of.get(ename) else {
+                out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: format!("no semantic model has `{ename}` as its primary entity") });
+                continue;
+            };
+            if !is_identifier(col) {
+                out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: "the key is a SQL expression".into() });
+                continue;
+            }
+            let cardinality = if kind == "unique" { "one_to_one" } else { "many_to_one" };
+            let t = &models[target];
+            let join = format!("{}_{}", m.entity, t.entity);
+            out.files.insert(
+                format!("joins/{join}.yaml"),
+                format!(
+                    "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: {cardinality}\n{}",
+                    m.entity,
+                    t.entity,
+                    t.identity[0],
+                    provenance(&format!("{source_file}: semantic_models[{name}].entities[{ename}]"))
+                ),
+            );
+            out.joins += 1;
+        }
+        // No `columns:`: a semantic model names only some of its table's
+        // columns (measures read others), so the catalog supplies them.
+        let text = format!(
+            "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{}",
+            m.entity,
+            q(s(sm, "description").unwrap_or(&format!("dbt semantic model `{name}`"))),
+            m.identity[0],
+            provenance(&format!("{source_file}: semantic_models[{name}]"))
+        );
+        out.files.insert(format!("entities/{}.yaml", m.entity), text);
+        out.entities += 1;
+        for (dname, col) in &m.columns {
+            out.names.insert(format!("{}__{dname}", m.entity), format!("{}.{col}", m.entity));
+        }
+    }
+    // Measures by name, with their model.
+    let mut measures: BTreeMap<&str, (&Model<'_>, &Json)> = BTreeMap::new();
+    for m in &models {
+        for x in arr(m.json, "measures") {
+            if let Some(n) = s(x, "name") {
+                measures.insert(n, (m, x));
+            }
+        }
+    }
+    let by_name: BTreeMap<&str, &Json> = arr(manifest, "metrics").iter().filter_map(|x| s(x, "name").map(|n| (n, x))).collect();
+    let mut mapped: BTreeSet<String> = BTreeSet::new();
+    // Simple metrics first, then ratios over them.
+    for (name, metric) in &by_name {
+        if s(metric, "type") == Some("simple") {
+            match simple_metric(name, metric, &measures, &models, source_file) {
+                Ok(text) => {
+                    out.files.insert(format!("metrics/{name}.yaml"), text);
+                    mapped.insert(name.to_string());
+                }
+                Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
+            }
+        }
+    }
+    for (name, metric) in &by_name {
+        match s(metric, "type") {
+            Some("simple") => {}
+            Some("ratio") => match ratio_metric(name, metric, &mapped, source_file) {
+                Ok(text) => {
+                    out.files.insert(format!("metrics/{name}.yaml"), text);
+                    mapped.insert(name.to_string());
+                }
+                Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
+            },
+            Some(other) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: format!("{other} metrics are not imported yet") }),
+            None => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: "no type".into() }),
+        }
+    }
+    out.metrics = mapped.len();
+    for sq in arr(manifest, "saved_queries") {
+        out.unmapped.push(Unmapped { item: format!("saved_query {}", s(sq, "name").unwrap_or("?")), reason: "saved queries are not imported yet".into() });
+    }
+    out
+}
+
+fn has_filter(v: &Json) -> bool {
+    v.get("filter").is_some_and(|f| !f.is_null())
+}
+
+fn simple_metric(name: &str, metric: &Json, measures: &BTreeMap<&str, (&Model<'_>, &Json)>, models: &[Model<'_>], source_file: &str) -> Result<String, String> {
+    if has_filter(metric) {
+        return Err("metric filters (where strings) are not imported yet".into());
+    }
+    let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
+    if tp.get("join_to_timespine") == Some(&Json::Bool(true)) || tp.get("fill_nulls_with").is_some_and(|f| !f.is_null()) {
+        return Err("join_to_timespine / fill_nulls_with (rows for empty periods) are not imported yet".into());
+    }
+    let input = tp.get("measure").filter(|m| !m.is_null());
+    // The aggregation, its operand and parameters, and the model it reads.
+    let (model, agg, expr, params, non_additive, agg_time) = match (input, tp.get("metric_aggregation_params").filter(|p| !p.is_null())) {
+        (Some(input), _) => {
+            if has_filter(input) || input.get("fill_nulls_with").is_some_and(|f| !f.is_null()) || input.get("join_to_timespine") == Some(&Json::Bool(true)) {
+                return Err("measure inputs with a filter, fill_nulls_with or join_to_timespine are not imported yet".into());
+            }
+            let mname = s(input, "name").unwrap_or("?");
+            let (model, x) = measures.get(mname).ok_or_else(|| format!("measure `{mname}` is not in a mapped semantic model"))?;
+            let expr = s(x, "expr").unwrap_or(mname).to_string();
+            (*model, s(x, "agg").unwrap_or(""), expr, x.get("agg_params").cloned(), x.get("non_additive_dimension").cloned(), s(x, "agg_time_dimension").map(str::to_string))
+        }
+        (None, Some(p)) => {
+            let sm = s(p, "semantic_model").unwrap_or("?");
+            let model = models.iter().find(|m| s(m.json, "name") == Some(sm)).ok_or_else(|| format!("semantic model `{sm}` was not mapped"))?;
+            let expr = s(&tp, "expr").unwrap_or(name).to_string();
+            (model, s(p, "agg").unwrap_or(""), expr, p.get("agg_params").cloned(), p.get("non_additive_dimension").cloned(), s(p, "agg_time_dimension").map(str::to_string))
+        }
+        (None, None) => return Err("neither a measure nor aggregation parameters".into()),
+    };
+    let agg = agg_of(agg).ok_or_else(|| format!("aggregation `{agg}` has no equivalent"))?;
+    let mut measure = format!("{{agg: {agg}");
+    let expr = expr.trim();
+    if is_identifier(expr) {
+        measure.push_str(&format!(", column: {expr}"));
+    } else {
+        MeasureExpr::parse(expr).map_err(|e| format!("the measure's SQL `expr` is outside the expression grammar ({e})"))?;
+        measure.push_str(&format!(", expression: {}", q(expr)));
+    }
+    if agg == "percentile" {
+        let p = params.as_ref().and_then(|p| p.get("percentile")).and_then(Json::as_f64).ok_or("a percentile without `percentile`")?;
+        if params.as_ref().and_then(|p| p.get("use_discrete_percentile")) == Some(&Json::Bool(true)) {
+            return Err("discrete percentiles have no equivalent yet (ours is continuous)".into());
+        }
+        measure.push_str(&format!(", percentile: {p}"));
+    }
+    measure.push('}');
+    let time = agg_time.or_else(|| model.agg_time_dimension.clone());
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(metric, "description") {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
+    if let Some(t) = &time {
+        let col = model.columns.get(t).ok_or_else(|| format!("agg time dimension `{t}` was not mapped"))?;
+        text.push_str(&format!("time_dimension: {}.{col}\ntime_grains: {GRAINS}\n", model.entity));
+    }
+    if let Some(na) = non_additive.filter(|n| !n.is_null()) {
+        let dim = s(&na, "name").unwrap_or("?");
+        let col = model.columns.get(dim).ok_or_else(|| format!("non-additive dimension `{dim}` was not mapped"))?;
+        let window = match s(&na, "window_choice") {
+            Some("max") => "last",
+            Some("min") => "first",
+            other => return Err(format!("non-additive window `{}` has no equivalent", other.unwrap_or("?"))),
+        };
+        // window_groupings name entities; ours are columns of the anchor.
+        let mut per = Vec::new();
+        for g in arr(&na, "window_groupings") {
+            let g = g.as_str().unwrap_or("?");
+            let key = arr(model.json, "entities").iter().find(|e| s(e, "name") == Some(g)).and_then(|e| s(e, "expr").or(s(e, "name")));
+            let key = key.ok_or_else(|| format!("window grouping `{g}` is not an entity of the model"))?;
+            per.push(format!("{}.{key}", model.entity));
+        }
+        text.push_str(&format!("non_additive:\n  dimension: {}.{col}\n  window: {window}\n  per: [{}]\n", model.entity, per.join(", ")));
+    }
+    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    Ok(text)
+}
+
+fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, String> {
+    if has_filter(metric) {
+        return Err("metric filters (where strings) are not imported yet".into());
+    }
+    let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
+    let side = |key: &str| -> Result<String, String> {
+        let v = tp.get(key).filter(|v| !v.is_null()).ok_or_else(|| format!("no {key}"))?;
+        if has_filter(v) || v.get("offset_window").is_some_and(|x| !x.is_null()) || v.get("offset_to_grain").is_some_and(|x| !x.is_null()) {
+            return Err(format!("the {key} has a filter or an offset, not imported yet"));
+        }
+        let m = s(v, "name").unwrap_or("?").to_string();
+        if !mapped.contains(&m) {
+            return Err(format!("the {key} `{m}` was not mapped"));
+        }
+        Ok(m)
+    };
+    let (num, den) = (side("numerator")?, side("denominator")?);
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(metric, "description") {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
+    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    Ok(text)
+}
