@@ -11,9 +11,11 @@
 //! become columns; simple metrics over a measure (or the v2 spec's
 //! `metric_aggregation_params`) with every aggregation but discrete
 //! percentiles, a column or an arithmetic `expr`, the agg time dimension
-//! and `non_additive_dimension`; ratio metrics over two mapped metrics.
+//! and `non_additive_dimension`; ratio metrics over two mapped metrics,
+//! their inputs' filters included.
 //!
-//! Not yet (listed when met): metric `filter`s and where strings, computed
+//! Metric and input filters (MetricFlow where strings) become our filters
+//! (`where_filter`). Not yet (listed when met): computed
 //! dimensions (SQL `expr`), derived, cumulative and conversion metrics,
 //! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities, saved
 //! queries, reading the YAML project directly, dbt names in requests.
@@ -27,6 +29,8 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
+
+pub mod where_filter;
 
 /// Something of the dbt project that was not mapped, and why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -193,11 +197,13 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
     }
     let by_name: BTreeMap<&str, &Json> = arr(manifest, "metrics").iter().filter_map(|x| s(x, "name").map(|n| (n, x))).collect();
+    let identities: BTreeMap<String, String> = models.iter().map(|m| (m.entity.clone(), format!("{}.{}", m.entity, m.identity[0]))).collect();
+    let names = Names { dbt: out.names.clone(), identities };
     let mut mapped: BTreeSet<String> = BTreeSet::new();
     // Simple metrics first, then ratios over them.
     for (name, metric) in &by_name {
         if s(metric, "type") == Some("simple") {
-            match simple_metric(name, metric, &measures, &models, source_file) {
+            match simple_metric(name, metric, &measures, &models, &names, source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -209,7 +215,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     for (name, metric) in &by_name {
         match s(metric, "type") {
             Some("simple") => {}
-            Some("ratio") => match ratio_metric(name, metric, &mapped, source_file) {
+            Some("ratio") => match ratio_metric(name, metric, &mapped, &names, source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -227,14 +233,36 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     out
 }
 
-fn has_filter(v: &Json) -> bool {
-    v.get("filter").is_some_and(|f| !f.is_null())
+/// What where strings resolve against.
+struct Names {
+    /// `customer__country` → `customer.country`.
+    dbt: BTreeMap<String, String>,
+    /// `customer` → `customer.customer_id`.
+    identities: BTreeMap<String, String>,
 }
 
-fn simple_metric(name: &str, metric: &Json, measures: &BTreeMap<&str, (&Model<'_>, &Json)>, models: &[Model<'_>], source_file: &str) -> Result<String, String> {
-    if has_filter(metric) {
-        return Err("metric filters (where strings) are not imported yet".into());
+/// The where strings of a `filter` field, as our filters (YAML flow text).
+fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>) -> Result<Vec<String>, String> {
+    let Some(f) = v.get("filter").filter(|f| !f.is_null()) else { return Ok(Vec::new()) };
+    let resolve = where_filter::resolver(&names.dbt, &names.identities, metric_time);
+    let mut out = Vec::new();
+    for w in arr(f, "where_filters") {
+        let text = s(w, "where_sql_template").unwrap_or("");
+        for filter in where_filter::parse(text, &resolve)? {
+            out.push(filter.to_string());
+        }
     }
+    Ok(out)
+}
+
+fn simple_metric(
+    name: &str,
+    metric: &Json,
+    measures: &BTreeMap<&str, (&Model<'_>, &Json)>,
+    models: &[Model<'_>],
+    names: &Names,
+    source_file: &str,
+) -> Result<String, String> {
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     if tp.get("join_to_timespine") == Some(&Json::Bool(true)) || tp.get("fill_nulls_with").is_some_and(|f| !f.is_null()) {
         return Err("join_to_timespine / fill_nulls_with (rows for empty periods) are not imported yet".into());
@@ -243,8 +271,8 @@ fn simple_metric(name: &str, metric: &Json, measures: &BTreeMap<&str, (&Model<'_
     // The aggregation, its operand and parameters, and the model it reads.
     let (model, agg, expr, params, non_additive, agg_time) = match (input, tp.get("metric_aggregation_params").filter(|p| !p.is_null())) {
         (Some(input), _) => {
-            if has_filter(input) || input.get("fill_nulls_with").is_some_and(|f| !f.is_null()) || input.get("join_to_timespine") == Some(&Json::Bool(true)) {
-                return Err("measure inputs with a filter, fill_nulls_with or join_to_timespine are not imported yet".into());
+            if input.get("fill_nulls_with").is_some_and(|f| !f.is_null()) || input.get("join_to_timespine") == Some(&Json::Bool(true)) {
+                return Err("measure inputs with fill_nulls_with or join_to_timespine are not imported yet".into());
             }
             let mname = s(input, "name").unwrap_or("?");
             let (model, x) = measures.get(mname).ok_or_else(|| format!("measure `{mname}` is not in a mapped semantic model"))?;
@@ -277,14 +305,27 @@ fn simple_metric(name: &str, metric: &Json, measures: &BTreeMap<&str, (&Model<'_
     }
     measure.push('}');
     let time = agg_time.or_else(|| model.agg_time_dimension.clone());
+    let time_column = match &time {
+        Some(t) => Some(format!("{}.{}", model.entity, model.columns.get(t).ok_or_else(|| format!("agg time dimension `{t}` was not mapped"))?)),
+        None => None,
+    };
+    let mut filters = filters_of(metric, names, time_column.as_deref())?;
+    if let Some(input) = input {
+        filters.extend(filters_of(input, names, time_column.as_deref())?);
+    }
     let mut text = format!("version: 1\nname: {name}\n");
     if let Some(d) = s(metric, "description") {
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
-    if let Some(t) = &time {
-        let col = model.columns.get(t).ok_or_else(|| format!("agg time dimension `{t}` was not mapped"))?;
-        text.push_str(&format!("time_dimension: {}.{col}\ntime_grains: {GRAINS}\n", model.entity));
+    if let Some(t) = &time_column {
+        text.push_str(&format!("time_dimension: {t}\ntime_grains: {GRAINS}\n"));
+    }
+    if !filters.is_empty() {
+        text.push_str("filter:\n");
+        for f in &filters {
+            text.push_str(&format!("  - {f}\n"));
+        }
     }
     if let Some(na) = non_additive.filter(|n| !n.is_null()) {
         let dim = s(&na, "name").unwrap_or("?");
@@ -308,21 +349,27 @@ fn simple_metric(name: &str, metric: &Json, measures: &BTreeMap<&str, (&Model<'_
     Ok(text)
 }
 
-fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, String> {
-    if has_filter(metric) {
-        return Err("metric filters (where strings) are not imported yet".into());
+fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Names, source_file: &str) -> Result<String, String> {
+    if metric.get("filter").is_some_and(|f| !f.is_null()) {
+        return Err("a filter on a ratio metric itself is not imported yet".into());
     }
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     let side = |key: &str| -> Result<String, String> {
         let v = tp.get(key).filter(|v| !v.is_null()).ok_or_else(|| format!("no {key}"))?;
-        if has_filter(v) || v.get("offset_window").is_some_and(|x| !x.is_null()) || v.get("offset_to_grain").is_some_and(|x| !x.is_null()) {
-            return Err(format!("the {key} has a filter or an offset, not imported yet"));
+        if v.get("offset_window").is_some_and(|x| !x.is_null()) || v.get("offset_to_grain").is_some_and(|x| !x.is_null()) {
+            return Err(format!("the {key} has an offset, not imported yet"));
         }
         let m = s(v, "name").unwrap_or("?").to_string();
         if !mapped.contains(&m) {
             return Err(format!("the {key} `{m}` was not mapped"));
         }
-        Ok(m)
+        // metric_time inside an input filter would need the input's time dimension.
+        let filters = filters_of(v, names, None)?;
+        if filters.is_empty() {
+            Ok(m)
+        } else {
+            Ok(format!("{{metric: {m}, filter: [{}]}}", filters.join(", ")))
+        }
     };
     let (num, den) = (side("numerator")?, side("denominator")?);
     let mut text = format!("version: 1\nname: {name}\n");

@@ -166,7 +166,13 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` is a percentile without a fraction", q.metric) });
     }
 
+    // Counts are 0 for a key they have no row for (DESIGN, "Empty groups of
+    // counts are 0"), except in metrics imported from dbt, which keep
+    // MetricFlow's NULL.
+    let empty_is_zero = matches!(measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean)
+        && metric.origin != crate::model::DefinitionOrigin::DbtImport;
     let plan = ComponentPlan {
+        empty_is_zero,
         metric: metric.name.clone(),
         anchor: Relation { alias: anchor_entity.name.clone(), entity: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
         joins,

@@ -22,7 +22,7 @@ pub use crate::model::graph::{Hop, JoinGraph, MAX_HOPS};
 pub use note::PlanNote;
 
 use crate::ir::{time_bucket_name, Issue, MetricQuery, OrderKey, OutputExpr, OutputMetric, OutputRef, ResolvedRequest, Transform};
-use crate::model::{Aggregation, Cardinality, CheckedModel, ColumnRef, Grain, Interval, Measure, TableRef, TypeClass, WindowChoice};
+use crate::model::{Cardinality, CheckedModel, ColumnRef, Grain, Interval, Measure, TableRef, TypeClass, WindowChoice};
 
 /// An entity in the FROM clause: the anchor or a joined one. The alias is
 /// the entity name.
@@ -208,6 +208,9 @@ pub struct ComponentPlan {
     pub transform: Transform,
     pub non_additive: Option<NonAdditiveWindow>,
     pub conversion: Option<ConversionCheck>,
+    /// A key of the answer this component has no row for reads 0 (our rule
+    /// for counts) rather than NULL (dbt's rule, kept for imported metrics).
+    pub empty_is_zero: bool,
 }
 
 impl ComponentPlan {
@@ -215,11 +218,6 @@ impl ComponentPlan {
         self.joins.iter().filter(|j| j.fans_out()).map(|j| j.join.clone()).collect()
     }
 
-    /// Count-like: no row in a group means 0 (DESIGN "Empty groups of
-    /// counts are 0").
-    pub fn counts(&self) -> bool {
-        matches!(self.measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean)
-    }
 }
 
 /// How a component's value is looked up for a row of the answer.
@@ -388,7 +386,7 @@ fn combine(components: &[ComponentPlan], outputs: &[OutputMetric]) -> Combine {
                 Transform::ToGrain(period) => Align::PeriodStart(period),
                 _ => Align::SameKeys,
             };
-            let missing = if c.counts() { Missing::Zero } else { Missing::Null };
+            let missing = if c.empty_is_zero { Missing::Zero } else { Missing::Null };
             Some(Read { component: i, align, missing })
         })
         .collect();

@@ -1,0 +1,329 @@
+//! MetricFlow where strings (`{{ Dimension('customer__country') }} = 'US'
+//! AND {{ TimeDimension('metric_time', 'day') }} >= '2024-01-01'`) read
+//! into our filters: a conjunction of comparisons, IN / NOT IN, IS [NOT]
+//! NULL and BETWEEN, each on a dbt name resolved to `entity.column`. Values
+//! stay values (bound as parameters later), never SQL text. OR, NOT (...),
+//! LIKE and anything else is an error naming the span it could not read.
+//!
+//! A `TimeDimension` at a grain compares the truncated column; at `day`
+//! grain that is the column itself for `>=` and `<`, and a day later for
+//! `<=`, `>` and `=`; other grains are refused rather than guessed.
+//!
+//! Architecture invariant: pure; knows dbt names only through the map it
+//! is given.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value as Json};
+
+/// One filter in our terms: `{column, op, value}` as get_metric and the
+/// metric grammar take it.
+pub type Filter = Json;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// `{{ Dimension('a__b') }}` and friends: (kind, name, grain).
+    Ref(String, String, Option<String>),
+    Str(String),
+    Num(String),
+    Word(String),
+    Op(String),
+    Open,
+    Close,
+    Comma,
+}
+
+fn err(text: &str, at: usize, what: &str) -> String {
+    let start = at.min(text.len());
+    let snippet: String = text[start..].chars().take(40).collect();
+    format!("where string: {what} at `{snippet}`")
+}
+
+fn quoted_args(inner: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = inner;
+    while let Some(i) = rest.find(['\'', '"']) {
+        let q = rest.as_bytes()[i] as char;
+        let after = &rest[i + 1..];
+        let Some(j) = after.find(q) else { break };
+        out.push(after[..j].to_string());
+        rest = &after[j + 1..];
+    }
+    out
+}
+
+fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, String> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("{{") {
+            let end = text[i..].find("}}").ok_or_else(|| err(text, i, "an unclosed `{{`"))? + i;
+            let inner = text[i + 2..end].trim();
+            let kind: String = inner.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+            if !["Dimension", "TimeDimension", "Entity"].contains(&kind.as_str()) {
+                return Err(err(text, i, "expected Dimension(...), TimeDimension(...) or Entity(...)"));
+            }
+            let args = quoted_args(inner);
+            let name = args.first().cloned().ok_or_else(|| err(text, i, "a reference without a quoted name"))?;
+            let mut grain = args.get(1).cloned().filter(|_| kind == "TimeDimension");
+            if let Some(g) = inner.find(".grain(") {
+                grain = quoted_args(&inner[g..]).first().cloned();
+            }
+            if inner.contains("date_part") {
+                return Err(err(text, i, "date parts are not supported in where strings yet"));
+            }
+            out.push((i, Tok::Ref(kind, name, grain)));
+            i = end + 2;
+        } else if c == '\'' {
+            let mut s = String::new();
+            let mut j = i + 1;
+            loop {
+                match b.get(j) {
+                    None => return Err(err(text, i, "an unclosed string")),
+                    Some(b'\'') if b.get(j + 1) == Some(&b'\'') => {
+                        s.push('\'');
+                        j += 2;
+                    }
+                    Some(b'\'') => break,
+                    Some(_) => {
+                        let ch = text[j..].chars().next().unwrap_or(' ');
+                        s.push(ch);
+                        j += ch.len_utf8();
+                    }
+                }
+            }
+            out.push((i, Tok::Str(s)));
+            i = j + 1;
+        } else if c.is_ascii_digit() || (c == '-' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let start = i;
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            out.push((start, Tok::Num(text[start..i].to_string())));
+        } else if c.is_ascii_alphabetic() {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, Tok::Word(text[start..i].to_ascii_uppercase())));
+        } else if c == '(' {
+            out.push((i, Tok::Open));
+            i += 1;
+        } else if c == ')' {
+            out.push((i, Tok::Close));
+            i += 1;
+        } else if c == ',' {
+            out.push((i, Tok::Comma));
+            i += 1;
+        } else {
+            let two = text.get(i..i + 2).unwrap_or("");
+            let op = if ["<=", ">=", "!=", "<>"].contains(&two) { two } else { &text[i..i + 1] };
+            if !["=", "<", ">", "<=", ">=", "!=", "<>"].contains(&op) {
+                return Err(err(text, i, "an unexpected character"));
+            }
+            out.push((i, Tok::Op(op.to_string())));
+            i += op.len();
+        }
+    }
+    Ok(out)
+}
+
+fn literal(t: &Tok) -> Option<Json> {
+    match t {
+        Tok::Str(s) => Some(json!(s)),
+        Tok::Num(n) => n.parse::<i64>().map(|i| json!(i)).ok().or_else(|| n.parse::<f64>().ok().map(|f| json!(f))),
+        Tok::Word(w) if w == "TRUE" => Some(json!(true)),
+        Tok::Word(w) if w == "FALSE" => Some(json!(false)),
+        _ => None,
+    }
+}
+
+/// The day after `d` (`YYYY-MM-DD`), for day-grain bounds.
+fn next_day(d: &Json) -> Option<Json> {
+    let s = d.as_str()?;
+    let date = chrono::NaiveDate::parse_from_str(s.get(..10)?, "%Y-%m-%d").ok()?;
+    Some(json!(date.succ_opt()?.format("%Y-%m-%d").to_string()))
+}
+
+/// Parses `text`; `resolve` maps a reference (kind, dbt name) to our
+/// `entity.column`, or says why it cannot.
+pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>) -> Result<Vec<Filter>, String> {
+    let toks = tokenize(text)?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| toks.get(i).map(|(p, _)| *p).unwrap_or(text.len());
+    // Parentheses around the whole of a conjunct are allowed and ignored.
+    let mut depth = 0usize;
+    loop {
+        while matches!(toks.get(i), Some((_, Tok::Open))) {
+            depth += 1;
+            i += 1;
+        }
+        let Some((_, Tok::Ref(kind, name, grain))) = toks.get(i) else {
+            return Err(err(text, at(i), "expected a {{ Dimension(...) }} reference"));
+        };
+        let column = resolve(kind, name).map_err(|e| err(text, at(i), &e))?;
+        i += 1;
+        let day_grain = match grain.as_deref() {
+            None | Some("day") => grain.is_some(),
+            Some(g) => return Err(err(text, at(i - 1), &format!("a comparison at `{g}` grain is not supported yet (only day)"))),
+        };
+        let mut push = |op: &str, value: Option<Json>| {
+            let mut f = json!({"column": column, "op": op});
+            if let Some(v) = value {
+                f["value"] = v;
+            }
+            out.push(f);
+        };
+        match toks.get(i).map(|(_, t)| t) {
+            Some(Tok::Op(op)) => {
+                let v = toks.get(i + 1).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 1), "expected a literal"))?;
+                let ours = match op.as_str() {
+                    "=" => "eq",
+                    "!=" | "<>" => "ne",
+                    "<" => "lt",
+                    "<=" => "lte",
+                    ">" => "gt",
+                    _ => "gte",
+                };
+                match (day_grain, ours) {
+                    (true, "lte") => push("lt", Some(next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?)),
+                    (true, "gt") => push("gte", Some(next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?)),
+                    (true, "eq") => {
+                        let next = next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?;
+                        push("gte", Some(v));
+                        push("lt", Some(next));
+                    }
+                    (true, "ne") => return Err(err(text, at(i), "`!=` on a time dimension at a grain is not supported yet")),
+                    _ => push(ours, Some(v)),
+                }
+                i += 2;
+            }
+            Some(Tok::Word(w)) if w == "IS" => {
+                let not = matches!(toks.get(i + 1), Some((_, Tok::Word(n))) if n == "NOT");
+                let k = if not { i + 2 } else { i + 1 };
+                if !matches!(toks.get(k), Some((_, Tok::Word(n))) if n == "NULL") {
+                    return Err(err(text, at(k), "expected NULL"));
+                }
+                push(if not { "not_null" } else { "is_null" }, None);
+                i = k + 1;
+            }
+            Some(Tok::Word(w)) if w == "IN" || w == "NOT" || w == "BETWEEN" => {
+                if w == "BETWEEN" {
+                    let lo = toks.get(i + 1).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 1), "expected a literal"))?;
+                    if !matches!(toks.get(i + 2), Some((_, Tok::Word(a))) if a == "AND") {
+                        return Err(err(text, at(i + 2), "expected AND"));
+                    }
+                    let hi = toks.get(i + 3).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 3), "expected a literal"))?;
+                    push("gte", Some(lo));
+                    if day_grain {
+                        push("lt", Some(next_day(&hi).ok_or_else(|| err(text, at(i + 3), "expected a date"))?));
+                    } else {
+                        push("lte", Some(hi));
+                    }
+                    i += 4;
+                } else {
+                    let not = w == "NOT";
+                    let k = if not { i + 1 } else { i };
+                    if !matches!(toks.get(k), Some((_, Tok::Word(n))) if n == "IN") {
+                        return Err(err(text, at(k), "expected IN (LIKE and NOT on its own are not supported yet)"));
+                    }
+                    if !matches!(toks.get(k + 1), Some((_, Tok::Open))) {
+                        return Err(err(text, at(k + 1), "expected `(`"));
+                    }
+                    let mut values = Vec::new();
+                    let mut j = k + 2;
+                    loop {
+                        let v = toks.get(j).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(j), "expected a literal"))?;
+                        values.push(v);
+                        match toks.get(j + 1).map(|(_, t)| t) {
+                            Some(Tok::Comma) => j += 2,
+                            Some(Tok::Close) => break,
+                            _ => return Err(err(text, at(j + 1), "expected `,` or `)`")),
+                        }
+                    }
+                    if day_grain {
+                        return Err(err(text, at(i), "IN on a time dimension at a grain is not supported yet"));
+                    }
+                    push(if not { "not_in" } else { "in" }, Some(Json::Array(values)));
+                    i = j + 2;
+                }
+            }
+            _ => return Err(err(text, at(i), "expected a comparison, IN, IS [NOT] NULL or BETWEEN")),
+        }
+        while depth > 0 && matches!(toks.get(i), Some((_, Tok::Close))) {
+            depth -= 1;
+            i += 1;
+        }
+        match toks.get(i) {
+            None if depth == 0 => return Ok(out),
+            None => return Err(err(text, text.len(), "an unclosed `(`")),
+            Some((_, Tok::Word(w))) if w == "AND" => i += 1,
+            Some((p, Tok::Word(w))) if w == "OR" => return Err(err(text, *p, "OR is not supported yet (only AND)")),
+            Some((p, _)) => return Err(err(text, *p, "expected AND")),
+        }
+    }
+}
+
+/// A resolver over the import's dbt names: `Dimension('customer__country')`
+/// → `customer.country`, `Entity('customer')` → the entity's identity column,
+/// `metric_time` → `metric_time` (the caller substitutes the time dimension).
+pub fn resolver<'a>(names: &'a BTreeMap<String, String>, identities: &'a BTreeMap<String, String>, metric_time: Option<&'a str>) -> impl Fn(&str, &str) -> Result<String, String> + 'a {
+    move |kind, name| {
+        if name == "metric_time" {
+            return metric_time.map(str::to_string).ok_or_else(|| "`metric_time` needs a metric with a time dimension".to_string());
+        }
+        if kind == "Entity" {
+            return identities.get(name).cloned().ok_or_else(|| format!("unknown entity `{name}`"));
+        }
+        // An entity path names the same column as its last link.
+        let parts: Vec<&str> = name.split("__").collect();
+        let short = if parts.len() > 2 { parts[parts.len() - 2..].join("__") } else { name.to_string() };
+        names.get(&short).cloned().ok_or_else(|| format!("unknown dimension `{name}`"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> BTreeMap<String, String> {
+        [("customer__country", "customer.country"), ("order__status", "order.status"), ("order__ordered_at", "order.ordered_at")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn reads_the_forms_metricflow_writes() {
+        let n = names();
+        let ids = BTreeMap::new();
+        let r = resolver(&n, &ids, Some("order.ordered_at"));
+        let f = parse("{{ Dimension('customer__country') }} = 'US' AND {{ Dimension('order__status') }} IN ('a', 'b')", &r).unwrap();
+        assert_eq!(f, vec![json!({"column": "customer.country", "op": "eq", "value": "US"}), json!({"column": "order.status", "op": "in", "value": ["a", "b"]})]);
+        let f = parse("{{ TimeDimension('metric_time', 'day') }} <= '2024-01-31'", &r).unwrap();
+        assert_eq!(f, vec![json!({"column": "order.ordered_at", "op": "lt", "value": "2024-02-01"})]);
+        let f = parse("({{ Dimension('customer__country') }} IS NOT NULL)", &r).unwrap();
+        assert_eq!(f, vec![json!({"column": "customer.country", "op": "not_null"})]);
+        let f = parse("{{ Dimension('order__customer__country') }} != 'it''s'", &r).unwrap();
+        assert_eq!(f, vec![json!({"column": "customer.country", "op": "ne", "value": "it's"})]);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_read_and_says_where() {
+        let n = names();
+        let ids = BTreeMap::new();
+        let r = resolver(&n, &ids, None);
+        let e = parse("{{ Dimension('customer__country') }} = 'US' OR 1 = 1", &r).unwrap_err();
+        assert!(e.contains("OR") && e.contains("OR 1 = 1"), "{e}");
+        let e = parse("{{ Dimension('customer__country') }} = 'US'; DROP TABLE x", &r).unwrap_err();
+        assert!(e.contains("unexpected character"), "{e}");
+        assert!(parse("{{ Dimension('nope__x') }} = 1", &r).unwrap_err().contains("unknown dimension"));
+        assert!(parse("{{ TimeDimension('metric_time', 'day') }} = '2024-01-01'", &r).unwrap_err().contains("metric_time"));
+    }
+}
