@@ -14,9 +14,12 @@
 //! and `non_additive_dimension`; ratio metrics over two mapped metrics,
 //! their inputs' filters included.
 //!
-//! Metric and input filters (MetricFlow where strings) become our filters
-//! (`where_filter`). Not yet (listed when met): computed
-//! dimensions (SQL `expr`), derived, cumulative and conversion metrics,
+//! Derived metrics without offsets and cumulative metrics
+//! whose period_agg is `last` (ours reads the window ending with each
+//! bucket) map too. Metric and input filters (MetricFlow where strings)
+//! become our filters (`where_filter`). Not yet (listed when met): computed
+//! dimensions (SQL `expr`), derived offsets (MetricFlow answers them on a
+//! time spine), cumulative `first`/`average`, conversion metrics,
 //! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities, saved
 //! queries, reading the YAML project directly, dbt names in requests.
 //!
@@ -222,10 +225,50 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                 }
                 Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
             },
+            Some("derived") | Some("cumulative") => {}
             Some(other) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: format!("{other} metrics are not imported yet") }),
             None => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: "no type".into() }),
         }
     }
+    // Derived and cumulative metrics read other metrics: map them in rounds
+    // until no more can be (a derived metric may read another).
+    let mut pending: Vec<&str> =
+        by_name.iter().filter(|(_, m)| matches!(s(m, "type"), Some("derived") | Some("cumulative"))).map(|(n, _)| *n).collect();
+    loop {
+        let mut progress = false;
+        let mut still = Vec::new();
+        for name in pending {
+            let metric = by_name[name];
+            let result = if s(metric, "type") == Some("derived") {
+                derived_metric(name, metric, &mapped, source_file)
+            } else {
+                cumulative_metric(name, metric, &mapped, source_file)
+            };
+            match result {
+                Ok(text) => {
+                    out.files.insert(format!("metrics/{name}.yaml"), text);
+                    mapped.insert(name.to_string());
+                    progress = true;
+                }
+                Err(Pending::Waiting(_)) => still.push(name),
+                Err(Pending::Never(reason)) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
+            }
+        }
+        pending = still;
+        if !progress || pending.is_empty() {
+            break;
+        }
+    }
+    for name in pending {
+        let reason = match s(by_name[name], "type") == Some("derived") {
+            true => derived_metric(name, by_name[name], &mapped, source_file),
+            false => cumulative_metric(name, by_name[name], &mapped, source_file),
+        };
+        if let Err(Pending::Waiting(reason) | Pending::Never(reason)) = reason {
+            out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });
+        }
+    }
+    drop_what_does_not_load(&mut out, &mut mapped);
     out.metrics = mapped.len();
     for sq in arr(manifest, "saved_queries") {
         out.unmapped.push(Unmapped { item: format!("saved_query {}", s(sq, "name").unwrap_or("?")), reason: "saved queries are not imported yet".into() });
@@ -379,4 +422,145 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
     text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
     text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
     Ok(text)
+}
+
+/// Why a metric over other metrics is not mapped: yet (an input may still
+/// be mapped in a later round) or at all.
+enum Pending {
+    Waiting(String),
+    Never(String),
+}
+
+/// `{count: 7, granularity: day}` (or `"7 days"`) as our `7 days`.
+fn interval(v: &Json) -> Option<String> {
+    if let Some(text) = v.as_str() {
+        return Some(text.trim().to_string());
+    }
+    let n = v.get("count")?.as_i64()?;
+    let g = s(v, "granularity")?;
+    Some(format!("{n} {g}{}", if n == 1 { "" } else { "s" }))
+}
+
+fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, Pending> {
+    if metric.get("filter").is_some_and(|f| !f.is_null()) {
+        return Err(Pending::Never("a filter on a derived metric itself is not imported yet".into()));
+    }
+    let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
+    let expr = s(&tp, "expr").ok_or_else(|| Pending::Never("a derived metric without `expr`".into()))?;
+    let mut inputs = Vec::new();
+    for i in arr(&tp, "metrics") {
+        let m = s(i, "name").unwrap_or("?");
+        if !mapped.contains(m) {
+            return Err(Pending::Waiting(format!("its input `{m}` was not mapped")));
+        }
+        if i.get("filter").is_some_and(|f| !f.is_null()) {
+            return Err(Pending::Never(format!("its input `{m}` has a filter, not imported yet")));
+        }
+        let mut item = format!("{{name: {m}");
+        if let Some(a) = s(i, "alias") {
+            item.push_str(&format!(", alias: {a}"));
+        }
+        // The values agree, the rows do not: MetricFlow answers an offset on
+        // its time spine (every bucket from the first to the last of either
+        // input, the moved one included); ours on the unmoved inputs' buckets.
+        if i.get("offset_window").is_some_and(|w| !w.is_null()) || s(i, "offset_to_grain").is_some() {
+            return Err(Pending::Never(format!(
+                "its input `{m}` has an offset: MetricFlow answers offsets on its time spine (buckets where only the moved input has data, and empty ones between), which ours does not yet"
+            )));
+        }
+        item.push('}');
+        inputs.push(item);
+    }
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(metric, "description") {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!("type: derived\nexpression: {}\nmetrics:\n", q(expr)));
+    for i in inputs {
+        text.push_str(&format!("  - {i}\n"));
+    }
+    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    Ok(text)
+}
+
+fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, Pending> {
+    if metric.get("filter").is_some_and(|f| !f.is_null()) {
+        return Err(Pending::Never("a filter on a cumulative metric itself is not imported yet".into()));
+    }
+    let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
+    let cum = tp.get("cumulative_type_params").cloned().unwrap_or(Json::Null);
+    // Ours is the value at the end of each bucket: MetricFlow's `last`.
+    // `first` and `average` read other days of a coarser bucket.
+    let period_agg = s(&cum, "period_agg").unwrap_or("first");
+    if period_agg != "last" {
+        let what = if period_agg == "average" { "averages the values of the days of each bucket" } else { "reads the first day of each bucket" };
+        return Err(Pending::Never(format!(
+            "period_agg `{period_agg}`: at a grain coarser than a day MetricFlow {what}; ours reads the window ending with the bucket (MetricFlow's `last`)"
+        )));
+    }
+    // The input: a metric (v2) or a measure (legacy), which a simple metric of the same name reads.
+    let input = cum
+        .get("metric")
+        .filter(|m| !m.is_null())
+        .and_then(|m| s(m, "name"))
+        .or_else(|| tp.get("measure").filter(|m| !m.is_null()).and_then(|m| s(m, "name")))
+        .ok_or_else(|| Pending::Never("a cumulative metric without an input".into()))?;
+    if !mapped.contains(input) {
+        return Err(Pending::Waiting(format!("its input `{input}` was not mapped (a measure is read through the simple metric of its name)")));
+    }
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(metric, "description") {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!("type: cumulative\nmetric: {input}\n"));
+    let window = cum.get("window").filter(|w| !w.is_null()).or_else(|| tp.get("window").filter(|w| !w.is_null()));
+    let grain_to_date = s(&cum, "grain_to_date").or_else(|| s(&tp, "grain_to_date"));
+    match (window, grain_to_date) {
+        (Some(w), None) => text.push_str(&format!("window: {}\n", interval(w).ok_or_else(|| Pending::Never("a window it cannot read".into()))?)),
+        (None, Some(g)) => text.push_str(&format!("grain_to_date: {g}\n")),
+        (None, None) => {}
+        (Some(_), Some(_)) => return Err(Pending::Never("both a window and grain_to_date".into())),
+    }
+    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    Ok(text)
+}
+
+/// The loader is the final judge: a metric file it refuses (a rule of our
+/// grammar the mapping did not foresee) is taken out and listed with the
+/// loader's own message, and so is anything that read it, until the
+/// project loads.
+fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
+    use crate::model::{load_project_from_files, FileKind};
+    for _ in 0..32 {
+        let files: Vec<(FileKind, std::path::PathBuf, String)> = out
+            .files
+            .iter()
+            .filter_map(|(rel, text)| {
+                let kind = match rel.split('/').next() {
+                    Some("entities") => FileKind::Entity,
+                    Some("joins") => FileKind::Join,
+                    Some("metrics") => FileKind::Metric,
+                    _ => return None,
+                };
+                Some((kind, std::path::PathBuf::from(rel), text.clone()))
+            })
+            .collect();
+        let (_, diags) = load_project_from_files(&files);
+        let bad: BTreeMap<String, String> = diags
+            .iter()
+            .filter_map(|d| {
+                let rel = d.file.to_string_lossy().to_string();
+                rel.starts_with("metrics/").then(|| (rel, d.message.clone()))
+            })
+            .collect();
+        if bad.is_empty() {
+            return;
+        }
+        for (rel, message) in bad {
+            out.files.remove(&rel);
+            let name = rel.trim_start_matches("metrics/").trim_end_matches(".yaml").to_string();
+            mapped.remove(&name);
+            out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: format!("the grammar refuses it: {message}") });
+        }
+    }
 }
