@@ -156,6 +156,9 @@ pub struct RequestFlags {
     /// Join name choosing among ambiguous paths (repeatable).
     #[arg(long)]
     pub via: Vec<String>,
+    /// A MetricFlow where string, e.g. "{{ Dimension('customer__country') }} = 'US'" (repeatable, ANDed).
+    #[arg(long = "where", value_name = "WHERE")]
+    pub wheres: Vec<String>,
     /// SQL dialect (default: the project's, else duckdb).
     #[arg(long)]
     pub dialect: Option<String>,
@@ -185,6 +188,7 @@ impl RequestFlags {
             order_by: self.order_by.iter().map(|o| parse_order(o)).collect::<Result<_, _>>()?,
             limit: self.limit,
             via: self.via.clone(),
+            where_strings: self.wheres.clone(),
             dialect: self.dialect.clone(),
             dry_run: false,
         })

@@ -390,6 +390,7 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
                 order_by: order.iter().map(|s| s.to_string()).collect(),
                 limit,
                 via: via.iter().map(|s| s.to_string()).collect(),
+                wheres: Vec::new(),
                 dialect: None,
                 response_format: "detailed".into(),
                 json,

@@ -10,6 +10,7 @@
 //! redacted columns from suggestions) only. No join graph (that is
 //! `plan`), no SQL, no envelope: `tools` maps issues to error kinds.
 
+mod dbt_names;
 mod issue;
 mod resolve;
 mod value;
@@ -51,6 +52,9 @@ pub struct MetricRequest {
     pub order_by: Vec<OrderArg>,
     pub limit: Option<i64>,
     pub via: Vec<String>,
+    /// MetricFlow where strings (`{{ Dimension('customer__country') }} =
+    /// 'US'`), ANDed with `filters`.
+    pub where_strings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

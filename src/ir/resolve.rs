@@ -19,6 +19,7 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
         ("filters", req.filters.len(), MAX_FILTERS),
         ("order_by", req.order_by.len(), MAX_ORDER_BY),
         ("via", req.via.len(), MAX_VIA),
+        ("where", req.where_strings.len(), MAX_FILTERS),
     ];
     if let Some((argument, got, max)) = lists.into_iter().find(|(_, got, max)| got > max) {
         return Err(too_many(argument, got, max));
@@ -37,6 +38,12 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
         if name.chars().count() > MAX_NAME_CHARS {
             return Err(long_name(argument, name));
         }
+    }
+    if let Some(w) = req.where_strings.iter().find(|w| w.chars().count() > MAX_VALUE_CHARS) {
+        return Err(Issue::Malformed {
+            argument: "where".into(),
+            message: format!("a where string of {} characters, more than the limit of {MAX_VALUE_CHARS}", w.chars().count()),
+        });
     }
     for f in &req.filters {
         let values: &[Literal] = match &f.value {
@@ -67,6 +74,10 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     if req.names.is_empty() {
         return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
     }
+    within_bounds(req)?;
+    // MetricFlow's names (`customer__country`, `metric_time__month`, where strings) become ours first.
+    let normalized = super::dbt_names::normalize(model, req)?;
+    let req = &normalized;
     within_bounds(req)?;
     // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
     let mut requested: Vec<&str> = Vec::new();

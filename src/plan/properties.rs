@@ -118,6 +118,7 @@ fn request() -> impl Strategy<Value = MetricRequest> {
         prop::collection::vec(pick(&p.joins), 0..2),
     )
         .prop_map(|(names, group_by, filters, grain, time_dimension, order_by, limit, via)| MetricRequest {
+            where_strings: Vec::new(),
             names,
             group_by,
             filters,

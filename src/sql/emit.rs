@@ -532,6 +532,18 @@ impl Emitter<'_> {
     }
 
     fn aggregate(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
+        let value = self.aggregate_value(plan, operand)?;
+        let counts = matches!(plan.measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean);
+        if counts && !plan.empty_is_zero {
+            // dbt's rule for imported counts: no row at all is NULL, not 0
+            // (only an ungrouped query over no rows can tell the difference).
+            let any_row = build::binary(build::function("count", vec![build::number("1")], false), BinaryOperator::Gt, build::number("0"));
+            return Ok(build::case_when(any_row, value));
+        }
+        Ok(value)
+    }
+
+    fn aggregate_value(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
         let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
         Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),

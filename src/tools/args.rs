@@ -47,6 +47,9 @@ pub struct GetMetricArgs {
     /// Row filters, all of which must hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<FilterArgs>,
+    /// MetricFlow where strings, ANDed with filters: `{{ Dimension('customer__country') }} = 'US'`.
+    #[serde(default, rename = "where", skip_serializing_if = "Vec::is_empty")]
+    pub where_strings: Vec<String>,
     /// Bucket the metric by time (week: ISO, from Monday).
     /// Required for cumulative metrics and metrics with time offsets
     /// (`requires_time_grain` in list_metrics).

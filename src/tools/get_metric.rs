@@ -213,6 +213,7 @@ fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
         order_by: args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect(),
         limit: args.limit,
         via: args.via.clone(),
+        where_strings: args.where_strings.clone(),
     })
 }
 

@@ -1,0 +1,213 @@
+//! MetricFlow's names in a request, rewritten to ours before anything is
+//! resolved, so a dbt user (or an agent that learned MetricFlow) can ask as
+//! they would ask `mf query`:
+//!
+//! - `metric_time`, `metric_time__month`, `TimeDimension('metric_time',
+//!   'month')` in `group_by` → the metric's time bucket at that grain
+//!   (`metric_time` alone is a day);
+//! - `customer__country`, `order__customer__country` (an entity path, read
+//!   by its last link), `Dimension('customer__country')` → `customer.country`;
+//!   `order__ordered_at__week` → time dimension `order.ordered_at`, grain week;
+//! - an entity name alone (`customer`) → its identity column;
+//! - `-revenue` in `order_by` → descending;
+//! - `where` strings (`{{ Dimension('customer__country') }} = 'US'`) →
+//!   filters, through `dbt::where_filter` (values stay values).
+//!
+//! A name with a `.` is ours and passes untouched; the resolver then checks
+//! every rewritten name as it checks any other, with the same errors.
+//! A dimension renamed in dbt (`customer_segment` over column `segment`) is
+//! not known here: its dunder form resolves to `customer.customer_segment`,
+//! and the unknown-column error lists the columns there are.
+//!
+//! Architecture invariant: depends on `model` and the pure `dbt` parser.
+
+use super::{FilterArg, FilterValue, Issue, MetricRequest, OrderArg};
+use crate::model::{is_identifier, Grain, Literal, SemanticModel};
+
+fn malformed(argument: &str, message: String) -> Issue {
+    Issue::Malformed { argument: argument.into(), message }
+}
+
+/// `TimeDimension('metric_time', 'month')` / `Dimension('customer__country')`
+/// → (name, grain); anything else → the text as a name.
+fn object_form(text: &str) -> Result<(String, Option<String>), Issue> {
+    let t = text.trim();
+    let Some(open) = t.find('(') else { return Ok((t.to_string(), None)) };
+    let kind = &t[..open];
+    if !["TimeDimension", "Dimension", "Entity"].contains(&kind) || !t.ends_with(')') {
+        return Ok((t.to_string(), None));
+    }
+    if t.contains("date_part_name") {
+        return Err(malformed("group_by", format!("`{}`: date parts (date_part_name) are not supported yet", super::echo_name(t))));
+    }
+    let args: Vec<String> = t[open + 1..t.len() - 1]
+        .split(',')
+        .map(|a| a.trim())
+        .filter(|a| !a.contains('='))
+        .map(|a| a.trim_matches(|c| c == '\'' || c == '"').to_string())
+        .collect();
+    let name = args.first().cloned().unwrap_or_default();
+    let grain = args.get(1).cloned().filter(|g| !g.is_empty());
+    let grain = match t.find(".grain(") {
+        Some(_) => return Err(malformed("group_by", format!("`{}`: write the grain as the second argument", super::echo_name(t)))),
+        None => grain,
+    };
+    Ok((name, grain))
+}
+
+/// A dbt name as (our `entity.column` or `metric_time`, grain).
+fn column_of(model: &SemanticModel, name: &str, grain: Option<String>) -> (String, Option<String>) {
+    if name.contains('.') {
+        return (name.to_string(), grain);
+    }
+    if let Some(rest) = name.strip_prefix("metric_time") {
+        return match rest.strip_prefix("__") {
+            Some(g) => ("metric_time".into(), Some(g.to_string())),
+            None if rest.is_empty() => ("metric_time".into(), grain),
+            None => (name.to_string(), grain),
+        };
+    }
+    let parts: Vec<&str> = name.split("__").collect();
+    if parts.len() == 1 {
+        // An entity alone means its identity.
+        if let Some(e) = model.entity(name).filter(|e| e.identity.len() == 1) {
+            return (format!("{}.{}", e.name, e.identity[0]), grain);
+        }
+        return (name.to_string(), grain);
+    }
+    let (parts, grain) = match parts.last().and_then(|g| Grain::parse(g)) {
+        Some(_) if parts.len() >= 3 => (&parts[..parts.len() - 1], parts.last().map(|g| g.to_string())),
+        _ => (&parts[..], grain),
+    };
+    let n = parts.len();
+    (format!("{}.{}", parts[n - 2], parts[n - 1]), grain)
+}
+
+/// The request with MetricFlow's names rewritten to ours.
+pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricRequest, Issue> {
+    let mut out = req.clone();
+    let mut grains: Vec<String> = Vec::new();
+    let mut group_by = Vec::new();
+    let mut time_dimension = None;
+    for g in &req.group_by {
+        let (name, grain) = object_form(g)?;
+        let (column, grain) = column_of(model, &name, grain);
+        if column == "metric_time" {
+            grains.push(grain.unwrap_or_else(|| "day".into()));
+        } else if let Some(grain) = grain {
+            grains.push(grain);
+            time_dimension = Some(column);
+        } else {
+            group_by.push(column);
+        }
+    }
+    grains.dedup();
+    match (grains.as_slice(), &req.time_grain) {
+        ([], _) => {}
+        ([g], Some(t)) if g != t => {
+            return Err(malformed("time_grain", format!("time_grain `{}` and a group-by at grain `{g}` disagree", super::echo_name(t))));
+        }
+        ([g], _) => out.time_grain = Some(g.clone()),
+        (many, _) => return Err(malformed("group_by", format!("one time grain per request; asked: {}", many.join(", ")))),
+    }
+    out.group_by = group_by;
+    if let Some(td) = time_dimension {
+        if out.time_dimension.as_ref().is_some_and(|t| *t != td) {
+            return Err(malformed("time_dimension", format!("time_dimension and a group-by at a grain name different columns (`{td}`)")));
+        }
+        // A named time dimension is the time bucket only where it is the
+        // metrics' own; another date column at a grain would be answered on
+        // the metric's own time, which is not what was asked.
+        let simple: Vec<&crate::model::Metric> = req
+            .names
+            .iter()
+            .flat_map(|n| match model.metric(n) {
+                Some(m) => vec![m],
+                None => model.derived.get(n).map(|d| d.inputs.iter().filter_map(|i| model.metric(&i.metric)).collect()).unwrap_or_default(),
+            })
+            .collect();
+        if let Some(other) = simple.iter().find(|m| m.time_dimension.as_ref().map(|t| t.to_string()) != Some(td.clone())) {
+            let own = other.time_dimension.as_ref().map(|t| format!("`{t}`")).unwrap_or_else(|| "none".into());
+            return Err(malformed(
+                "group_by",
+                format!(
+                    "grouping by `{td}` at a grain is supported only where it is the metric's own time dimension; `{}` has {own} (use metric_time__<grain>)",
+                    other.name
+                ),
+            ));
+        }
+        out.time_dimension = Some(td);
+    }
+    for f in out.filters.iter_mut() {
+        let (name, _) = object_form(&f.column)?;
+        f.column = column_of(model, &name, None).0;
+    }
+    out.order_by = req
+        .order_by
+        .iter()
+        .map(|o| -> Result<OrderArg, Issue> {
+            let (text, direction) = match o.column.strip_prefix('-') {
+                Some(rest) if o.direction.is_none() => (rest, Some("desc".to_string())),
+                _ => (o.column.as_str(), o.direction.clone()),
+            };
+            let is_metric = req.names.iter().any(|n| n == text);
+            let column = if is_metric || text.contains('.') || text.starts_with("metric_time") {
+                text.to_string()
+            } else {
+                let (name, grain) = object_form(text)?;
+                match column_of(model, &name, grain) {
+                    // A time dimension at a grain is the request's time bucket.
+                    (_, Some(g)) => format!("metric_time__{g}"),
+                    (c, None) => c,
+                }
+            };
+            Ok(OrderArg { column, direction })
+        })
+        .collect::<Result<_, _>>()?;
+    // metric_time in a where string is the first metric's time dimension.
+    let metric_time = req.names.first().and_then(|n| model.metric(n)).and_then(|m| m.time_dimension.as_ref()).map(|t| t.to_string());
+    for w in &req.where_strings {
+        let resolve = |kind: &str, name: &str| -> Result<String, String> {
+            if name == "metric_time" {
+                return metric_time.clone().ok_or_else(|| "`metric_time` needs a metric with a time dimension".to_string());
+            }
+            if kind == "Entity" {
+                return model
+                    .entity(name)
+                    .filter(|e| e.identity.len() == 1)
+                    .map(|e| format!("{}.{}", e.name, e.identity[0]))
+                    .ok_or_else(|| format!("unknown entity `{name}`"));
+            }
+            let (column, _) = column_of(model, name, None);
+            if column.split('.').all(is_identifier) {
+                Ok(column)
+            } else {
+                Err(format!("`{name}` is not a dimension name"))
+            }
+        };
+        let filters = crate::dbt::where_filter::parse(w, &resolve).map_err(|e| malformed("where", super::echo_name(&e)))?;
+        for f in filters {
+            out.filters.push(filter_arg(&f).ok_or_else(|| malformed("where", "a value that is not a string, number or boolean".into()))?);
+        }
+    }
+    out.where_strings.clear();
+    Ok(out)
+}
+
+fn literal(v: &serde_json::Value) -> Option<Literal> {
+    match v {
+        serde_json::Value::Bool(b) => Some(Literal::Bool(*b)),
+        serde_json::Value::Number(n) => Some(n.as_i64().map(Literal::Int).unwrap_or_else(|| Literal::Float(n.as_f64().unwrap_or(f64::NAN)))),
+        serde_json::Value::String(s) => Some(Literal::Text(s.clone())),
+        _ => None,
+    }
+}
+
+fn filter_arg(f: &serde_json::Value) -> Option<FilterArg> {
+    let value = match f.get("value") {
+        None => FilterValue::None,
+        Some(serde_json::Value::Array(items)) => FilterValue::List(items.iter().map(literal).collect::<Option<_>>()?),
+        Some(v) => FilterValue::Scalar(literal(v)?),
+    };
+    Some(FilterArg { column: f["column"].as_str()?.to_string(), op: f["op"].as_str()?.to_string(), value })
+}
