@@ -44,6 +44,18 @@ fn fuzz_inputs_end_in_an_answer_or_a_clean_error() {
         let dialects = schemabrain::provider::guard::DIALECTS;
         let _ = schemabrain::provider::guard::check(&String::from_utf8_lossy(rest), dialects[d as usize % dialects.len()]);
     }
+    let dbt = inputs("dbt_import");
+    assert!(!dbt.is_empty(), "the dbt seeds are there");
+    for file in dbt {
+        let data = std::fs::read(&file).unwrap();
+        if let Ok(json) = serde_json::from_slice::<serde_json::Value>(&data) {
+            let _ = schemabrain::dbt::import_semantic_manifest(&json, "fuzz.json");
+        }
+        let names: std::collections::BTreeMap<String, String> = [("customer__country".to_string(), "customer.country".to_string())].into();
+        let ids = std::collections::BTreeMap::new();
+        let resolve = schemabrain::dbt::where_filter::resolver(&names, &ids, Some("order.ordered_at"));
+        let _ = schemabrain::dbt::where_filter::parse(&String::from_utf8_lossy(&data), &resolve);
+    }
     for file in inputs("request_json") {
         let Ok(args) = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&file).unwrap()) else { continue };
         let mut args = args;
