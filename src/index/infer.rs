@@ -144,27 +144,7 @@ pub fn key_stem(column: &str) -> Option<String> {
 }
 
 fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_ascii_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    crate::pii::identifier_words(name)
 }
 
 /// Entity names per table key, unique: the singular, or `schema_singular`

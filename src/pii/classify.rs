@@ -107,7 +107,7 @@ const RULES: &[Rule] = &[
 ];
 
 /// Lower-case words of an identifier: `customerEmail_2` → [customer, email, 2].
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;

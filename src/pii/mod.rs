@@ -14,6 +14,9 @@ mod classify;
 mod values;
 
 pub use classify::classify_name;
+/// Lower-case words of an identifier (snake_case, camelCase), as the classifier splits them.
+#[cfg(feature = "app")]
+pub(crate) use classify::words as identifier_words;
 pub use values::{classify_values, looks_like_birth_dates, ValueMatch};
 
 use std::collections::BTreeMap;
