@@ -211,3 +211,61 @@ fn filter_arg(f: &serde_json::Value) -> Option<FilterArg> {
     };
     Some(FilterArg { column: f["column"].as_str()?.to_string(), op: f["op"].as_str()?.to_string(), value })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{load_project_from_files, FileKind};
+    use std::path::PathBuf;
+
+    fn model() -> SemanticModel {
+        let files = vec![
+            (FileKind::Entity, PathBuf::from("entities/order.yaml"), "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: customer_id, type: integer}\n  - {name: ordered_at, type: timestamp}\n  - {name: shipped_at, type: timestamp}\n".to_string()),
+            (FileKind::Entity, PathBuf::from("entities/customer.yaml"), "version: 1\nname: customer\nbinding: {single_table: main.customers}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: country, type: varchar}\n".to_string()),
+            (FileKind::Join, PathBuf::from("joins/order_customer.yaml"), "version: 1\nname: order_customer\nsource_entity: order\ntarget_entity: customer\n\"on\": [{source: customer_id, target: id}]\ncardinality: many_to_one\n".to_string()),
+            (FileKind::Metric, PathBuf::from("metrics/order_count.yaml"), "version: 1\nname: order_count\nentity: order\nmeasure: {agg: count, column: id}\ntime_dimension: order.ordered_at\ntime_grains: [day, month]\n".to_string()),
+        ];
+        let (m, d) = load_project_from_files(&files);
+        assert!(d.is_empty(), "{d}");
+        m
+    }
+
+    fn req(group_by: &[&str]) -> MetricRequest {
+        MetricRequest { names: vec!["order_count".into()], group_by: group_by.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn metricflow_names_become_ours() {
+        let m = model();
+        let r = normalize(&m, &req(&["metric_time__month", "order__customer__country", "customer"])).unwrap();
+        assert_eq!(r.time_grain.as_deref(), Some("month"));
+        assert_eq!(r.group_by, vec!["customer.country".to_string(), "customer.id".to_string()]);
+        let r = normalize(&m, &req(&["TimeDimension('metric_time', 'day')", "Dimension('customer__country')"])).unwrap();
+        assert_eq!((r.time_grain.as_deref(), r.group_by.clone()), (Some("day"), vec!["customer.country".to_string()]));
+        let r = normalize(&m, &req(&["order__ordered_at__month"])).unwrap();
+        assert_eq!((r.time_grain.as_deref(), r.time_dimension.as_deref()), (Some("month"), Some("order.ordered_at")));
+        // Ours pass untouched.
+        let r = normalize(&m, &req(&["customer.country"])).unwrap();
+        assert_eq!(r.group_by, vec!["customer.country".to_string()]);
+        let mut with_order = req(&[]);
+        with_order.order_by = vec![OrderArg { column: "-order_count".into(), direction: None }];
+        assert_eq!(normalize(&m, &with_order).unwrap().order_by[0].direction.as_deref(), Some("desc"));
+        let mut with_where = req(&[]);
+        with_where.where_strings = vec!["{{ Dimension('customer__country') }} = 'US'".into()];
+        let r = normalize(&m, &with_where).unwrap();
+        assert_eq!(r.filters.len(), 1);
+        assert_eq!(r.filters[0].column, "customer.country");
+    }
+
+    #[test]
+    fn what_would_answer_something_else_is_refused() {
+        let m = model();
+        // Another date column at a grain: not answered on the metric's own date.
+        assert!(normalize(&m, &req(&["order__shipped_at__month"])).is_err());
+        assert!(normalize(&m, &req(&["metric_time__month", "metric_time__day"])).is_err());
+        let mut conflicting = req(&["metric_time__month"]);
+        conflicting.time_grain = Some("day".into());
+        assert!(normalize(&m, &conflicting).is_err());
+        assert!(normalize(&m, &req(&["TimeDimension('metric_time', date_part_name='dow')"])).is_err());
+    }
+}
