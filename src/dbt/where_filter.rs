@@ -57,9 +57,12 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, String> {
     let mut i = 0;
     let mut out = Vec::new();
     while i < b.len() {
-        let c = b[i] as char;
+        // By characters, not bytes: `i` stays on a character boundary.
+        let Some(c) = text[i..].chars().next() else { break };
         if c.is_whitespace() {
-            i += 1;
+            i += c.len_utf8();
+        } else if !c.is_ascii() {
+            return Err(err(text, i, "an unexpected character"));
         } else if text[i..].starts_with("{{") {
             let end = text[i..].find("}}").ok_or_else(|| err(text, i, "an unclosed `{{`"))? + i;
             let inner = text[i + 2..end].trim();
@@ -324,6 +327,9 @@ mod tests {
         let e = parse("{{ Dimension('customer__country') }} = 'US'; DROP TABLE x", &r).unwrap_err();
         assert!(e.contains("unexpected character"), "{e}");
         assert!(parse("{{ Dimension('nope__x') }} = 1", &r).unwrap_err().contains("unknown dimension"));
+        // Found by the fuzzer: a multi-byte character where an operator may be.
+        assert!(parse("{{ Dimension('customer__country') }} \u{3c1}= 1", &r).is_err());
+        assert!(parse("{{ Dimension('customer__country') }}\u{a0}= 'x'", &r).is_ok());
         assert!(parse("{{ TimeDimension('metric_time', 'day') }} = '2024-01-01'", &r).unwrap_err().contains("metric_time"));
     }
 }
