@@ -211,10 +211,12 @@ pub struct Touched<'a> {
 /// Checks the touched columns against the policy; a blocked column anywhere
 /// wins over a guarded one in a revealing role.
 pub fn check(model: &SemanticModel, touched: &Touched<'_>) -> Result<(), Refusal> {
+    // The blocked set once per request, not once per touched column.
+    let blocked = model.pii_policy.blocked();
     let mut hit: Vec<String> = Vec::new();
     for (e, c) in &touched.all {
-        for cat in decide_entity(model, e, c).blocked_categories {
-            if !hit.contains(&cat) {
+        for cat in tag_of(model, e, c).categories {
+            if blocked.contains(&cat) && !hit.contains(&cat) {
                 hit.push(cat);
             }
         }
