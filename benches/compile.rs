@@ -4,6 +4,8 @@
 //! request is a metric grouped by a column two hops away.
 //! Run with `cargo bench`; figures and method go in docs/performance.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

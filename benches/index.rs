@@ -5,6 +5,8 @@
 //! 999 joins are found by name and verified on the data).
 //! Run with `cargo bench --bench index`; figures go in docs/performance.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

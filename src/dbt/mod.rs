@@ -55,9 +55,7 @@ pub struct Imported {
     pub metrics: usize,
 }
 
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
-}
+use crate::model::yaml_quoted as q;
 
 fn s<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Json::as_str)

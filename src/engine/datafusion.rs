@@ -250,6 +250,8 @@ impl DataFusionEngine {
         self.rt().metrics().num_alive_tasks()
     }
 
+    // `None` only inside `drop`, after which nothing calls it.
+    #[allow(clippy::expect_used)]
     fn rt(&self) -> &tokio::runtime::Runtime {
         self.rt.as_ref().expect("the runtime lives as long as the engine")
     }
@@ -465,7 +467,7 @@ fn param_values(params: &[Value]) -> Result<Vec<ScalarValue>, EngineError> {
                 Value::Float(f) => ScalarValue::Float64(Some(*f)),
                 Value::Text(s) => ScalarValue::Utf8(Some(s.clone())),
                 Value::Date(d) => {
-                    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date");
+                    let epoch = chrono::DateTime::UNIX_EPOCH.date_naive();
                     let days = i32::try_from((*d - epoch).num_days())
                         .map_err(|_| EngineError::Query(format!("date {d} is out of range")))?;
                     ScalarValue::Date32(Some(days))

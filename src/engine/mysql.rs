@@ -147,7 +147,7 @@ impl MySqlEngine {
         Ok(rows
             .into_iter()
             .map(|r| {
-                r.unwrap()
+                mysql_async::Row::unwrap(r)
                     .into_iter()
                     .map(|v| match v {
                         mysql_async::Value::NULL => None,
@@ -232,9 +232,10 @@ impl super::Engine for MySqlEngine {
                 });
                 last_fk = Some(this);
             }
-            let fk = t.foreign_keys.last_mut().expect("pushed above");
-            fk.columns.push(column);
-            fk.ref_columns.push(k[6].clone().unwrap_or_default());
+            if let Some(fk) = t.foreign_keys.last_mut() {
+                fk.columns.push(column);
+                fk.ref_columns.push(k[6].clone().unwrap_or_default());
+            }
         }
         Ok(catalog)
     }
@@ -322,7 +323,7 @@ async fn run(conn: &mut Conn, compiled: &CompiledSql, limits: Limits, mariadb: b
             truncated = true;
             break;
         }
-        let values = row.unwrap();
+        let values = mysql_async::Row::unwrap(row);
         rows.push(values.into_iter().zip(&meta).map(|(v, c)| json_of(v, c)).collect::<Vec<_>>());
     }
     // Drains at most the one row past the cap (sql_select_limit stops the server there).

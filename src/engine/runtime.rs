@@ -32,6 +32,8 @@ pub(crate) struct Runtime(Option<tokio::runtime::Runtime>);
 impl std::ops::Deref for Runtime {
     type Target = tokio::runtime::Runtime;
 
+    // `None` only inside `drop`, after which nothing derefs it.
+    #[allow(clippy::expect_used)]
     fn deref(&self) -> &tokio::runtime::Runtime {
         self.0.as_ref().expect("the runtime lives as long as its engine")
     }

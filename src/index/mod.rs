@@ -15,6 +15,7 @@ pub mod profile;
 pub mod write;
 
 use std::collections::BTreeMap;
+use std::sync::mpsc;
 
 use crate::catalog::Catalog;
 use crate::engine::{Engine, EngineError, Limits};
@@ -49,15 +50,8 @@ pub fn run(
     if !schemas.is_empty() {
         catalog.tables.retain(|_, t| schemas.contains(&t.schema));
     }
-    let keys: Vec<String> = catalog.tables.keys().cloned().collect();
-    let mut samples: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-    let total = keys.len();
-    for (i, key) in keys.iter().enumerate() {
-        progress(Progress { done: i, total, what: key });
-        let t = catalog.tables.get_mut(key).expect("listed");
-        profile::table_stats(engine, t, limits)?;
-        samples.insert(key.clone(), profile::text_samples(engine, t, limits)?);
-    }
+    let total = catalog.tables.len();
+    let samples = profile_tables(engine, &mut catalog, limits, progress)?;
     let names = infer::entity_names(&catalog);
     let mut identities: BTreeMap<String, (Vec<String>, &'static str, String)> =
         catalog.tables.iter().filter_map(|(k, t)| infer::identity(t, &names[k]).map(|id| (k.clone(), id))).collect();
@@ -83,7 +77,16 @@ pub fn run(
             to_cols: &c.to_columns,
         })
         .collect();
-    let orphans = profile::orphans(engine, &checks, limits)?;
+    // Checks in batches (one statement each), the batches side by side.
+    let batches: Vec<&[profile::InclusionCheck<'_>]> = checks.chunks(profile::CHECKS_PER_QUERY).collect();
+    let mut orphans = vec![None; checks.len()];
+    parallel(&batches, |b| profile::orphans(engine, b, limits), |n, found| {
+        for (k, o) in found.into_iter().enumerate() {
+            if let Some(slot) = orphans.get_mut(n * profile::CHECKS_PER_QUERY + k) {
+                *slot = o;
+            }
+        }
+    })?;
     let mut verified = Vec::with_capacity(candidates.len());
     for (c, orphans) in candidates.iter().zip(orphans) {
         // A comparison the engine refused is no join.
@@ -98,4 +101,75 @@ pub fn run(
     progress(Progress { done: total, total, what: "done" });
     let draft = infer::draft(&catalog, &names, &identities, &verified, &samples, current_year);
     Ok(Indexed { catalog, draft })
+}
+
+/// Work items run side by side. Each statement on a small table is mostly
+/// the engine's fixed cost per statement, on one core; a few workers (each
+/// on a connection of its own: DuckDB clones one per call, Postgres and
+/// MySQL take one from their pool) keep the cores busy.
+const MAX_WORKERS: usize = 4;
+
+/// Runs `work` on every item with up to `MAX_WORKERS` threads and hands
+/// each result to `done` on the calling thread, as items finish (in any
+/// order, with the item's index). The first error stops handing out items
+/// and is returned once the running ones end.
+fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> Result<R, EngineError> + Sync,
+    mut done: impl FnMut(usize, R),
+) -> Result<(), EngineError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, MAX_WORKERS).min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let (send, receive) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let send = send.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { return };
+                let result = work(item);
+                let failed = result.is_err();
+                if send.send((i, result)).is_err() || failed {
+                    next.store(items.len(), Ordering::Relaxed);
+                    return;
+                }
+            });
+        }
+        drop(send);
+        // Owned here: an early return drops it, and the workers' next send fails.
+        let receive = receive;
+        for (i, result) in receive.iter() {
+            done(i, result?);
+        }
+        Ok(())
+    })
+}
+
+type Samples = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// Statistics and text samples of every table; progress is told as tables finish.
+fn profile_tables(engine: &dyn Engine, catalog: &mut Catalog, limits: Limits, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Samples, EngineError> {
+    let total = catalog.tables.len();
+    let tables: Vec<(&String, &crate::catalog::TableInfo)> = catalog.tables.iter().collect();
+    let mut measured = Vec::with_capacity(total);
+    parallel(
+        &tables,
+        |(_, t)| Ok((profile::table_stats(engine, t, limits)?, profile::text_samples(engine, t, limits)?)),
+        |i, r| {
+            if let Some((key, _)) = tables.get(i) {
+                progress(Progress { done: measured.len(), total, what: key });
+                measured.push(((*key).clone(), r));
+            }
+        },
+    )?;
+    let mut samples = Samples::new();
+    for (key, (stats, table_samples)) in measured {
+        if let Some(t) = catalog.tables.get_mut(&key) {
+            stats.apply(t);
+        }
+        samples.insert(key, table_samples);
+    }
+    Ok(samples)
 }

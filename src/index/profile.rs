@@ -1,6 +1,5 @@
-//! The queries `schemabrain index` runs: per-table statistics (one scan per
-//! table: rows, non-null and distinct counts, min/max of numbers and
-//! dates), a sample of the text columns for the value classifier, and the
+//! The queries `schemabrain index` runs: per-table statistics (rows,
+//! non-null and distinct counts, min/max of numbers and dates), a sample of the text columns for the value classifier, and the
 //! inclusion check that confirms a join guessed from names.
 //!
 //! Samples stay in memory; only counts and the min/max of numbers and
@@ -57,9 +56,34 @@ fn profiled(class: TypeClass) -> (bool, bool) {
     }
 }
 
-/// Measures the table's row count and its columns' statistics in one scan,
-/// writing them into `t`.
-pub fn table_stats(engine: &dyn Engine, t: &mut TableInfo, limits: Limits) -> Result<(), EngineError> {
+/// A table's measured row count and column statistics (by column index).
+pub struct TableStats {
+    pub row_count: u64,
+    pub columns: Vec<(usize, ColumnStats)>,
+}
+
+impl TableStats {
+    /// Writes the figures into the table.
+    pub fn apply(self, t: &mut TableInfo) {
+        t.row_count = Some(self.row_count);
+        for (i, stats) in self.columns {
+            if let Some(c) = t.columns.get_mut(i) {
+                c.stats = Some(stats);
+            }
+        }
+    }
+}
+
+/// Measures the table's row count and its columns' statistics: one scan
+/// for the counts and ranges, one statement for the distinct counts.
+///
+/// Distinct counts are one `GROUP BY` per column (`SELECT COUNT(*) FROM
+/// (SELECT c FROM t WHERE c IS NOT NULL GROUP BY c)`, joined by UNION ALL)
+/// rather than `COUNT(DISTINCT c)` in the scan: DuckDB builds a distinct
+/// hash table per aggregate, which cost about 1.5 ms per column on a
+/// ten-row table and made up most of an index run (a 1,000-table schema:
+/// `docs/performance.md`). Exact either way, in every engine.
+pub fn table_stats(engine: &dyn Engine, t: &TableInfo, limits: Limits) -> Result<TableStats, EngineError> {
     let d = engine.dialect();
     let mut select = vec!["COUNT(*)".to_string()];
     let mut layout = Vec::new();
@@ -70,7 +94,6 @@ pub fn table_stats(engine: &dyn Engine, t: &mut TableInfo, limits: Limits) -> Re
         }
         let q = quote(d, &c.name);
         select.push(format!("COUNT({q})"));
-        select.push(format!("COUNT(DISTINCT {q})"));
         if range {
             select.push(format!("MIN({q})"));
             select.push(format!("MAX({q})"));
@@ -80,22 +103,48 @@ pub fn table_stats(engine: &dyn Engine, t: &mut TableInfo, limits: Limits) -> Re
     let rows = run(engine, format!("SELECT {} FROM {}", select.join(", "), relation(d, t)), 1, limits)?;
     let row = rows.into_iter().next().unwrap_or_default();
     let total = count(row.first());
-    t.row_count = Some(total);
+    let distinct = distinct_counts(engine, t, layout.iter().map(|(i, _)| *i), limits)?;
+    let mut columns = Vec::with_capacity(layout.len());
     let mut at = 1;
-    for (i, range) in layout {
+    for (n, (i, range)) in layout.into_iter().enumerate() {
         let non_null = count(row.get(at));
-        let distinct = count(row.get(at + 1));
-        let (min, max) = if range { (row.get(at + 2).cloned(), row.get(at + 3).cloned()) } else { (None, None) };
-        at += if range { 4 } else { 2 };
-        t.columns[i].stats = Some(ColumnStats {
-            null_fraction: if total == 0 { 0.0 } else { (total - non_null.min(total)) as f64 / total as f64 },
-            distinct_count: distinct,
-            non_null_count: non_null,
-            min: min.filter(|v| !v.is_null()),
-            max: max.filter(|v| !v.is_null()),
-        });
+        let (min, max) = if range { (row.get(at + 1).cloned(), row.get(at + 2).cloned()) } else { (None, None) };
+        at += if range { 3 } else { 1 };
+        columns.push((
+            i,
+            ColumnStats {
+                null_fraction: if total == 0 { 0.0 } else { (total - non_null.min(total)) as f64 / total as f64 },
+                distinct_count: distinct.get(n).copied().unwrap_or(0),
+                non_null_count: non_null,
+                min: min.filter(|v| !v.is_null()),
+                max: max.filter(|v| !v.is_null()),
+            },
+        ));
     }
-    Ok(())
+    Ok(TableStats { row_count: total, columns })
+}
+
+/// The distinct non-null values of each listed column, in order.
+fn distinct_counts(engine: &dyn Engine, t: &TableInfo, columns: impl Iterator<Item = usize>, limits: Limits) -> Result<Vec<u64>, EngineError> {
+    let d = engine.dialect();
+    let rel = relation(d, t);
+    let parts: Vec<String> = columns
+        .enumerate()
+        .filter_map(|(n, i)| {
+            let q = quote(d, &t.columns.get(i)?.name);
+            Some(format!("SELECT {n} AS k, COUNT(*) AS n FROM (SELECT {q} FROM {rel} WHERE {q} IS NOT NULL GROUP BY {q}) sb_g{n}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = vec![0; parts.len()];
+    for r in run(engine, parts.join(" UNION ALL "), parts.len(), limits)? {
+        if let Some(slot) = out.get_mut(count(r.first()) as usize) {
+            *slot = count(r.get(1));
+        }
+    }
+    Ok(out)
 }
 
 /// Up to `SAMPLE_ROWS` values of each text column, for the value classifier.
@@ -112,8 +161,8 @@ pub fn text_samples(engine: &dyn Engine, t: &TableInfo, limits: Limits) -> Resul
         for (c, v) in text.iter().zip(row) {
             match v {
                 Json::Null => {}
-                Json::String(s) => out.get_mut(*c).expect("listed").push(s),
-                other => out.get_mut(*c).expect("listed").push(other.to_string()),
+                Json::String(s) => out.entry(c.to_string()).or_default().push(s),
+                other => out.entry(c.to_string()).or_default().push(other.to_string()),
             }
         }
     }
@@ -130,8 +179,9 @@ pub struct InclusionCheck<'a> {
 }
 
 /// Checks per statement: one round trip for many joins (a schema of a
-/// thousand tables has about as many candidates).
-const CHECKS_PER_QUERY: usize = 64;
+/// thousand tables has about as many candidates), in batches small enough
+/// to spread over the workers.
+pub const CHECKS_PER_QUERY: usize = 32;
 
 /// The orphan count of every check, in order; `None` where the engine
 /// refused the comparison (types it cannot compare: no join).

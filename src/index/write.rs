@@ -50,10 +50,7 @@ fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A YAML double-quoted scalar (JSON's escaping is valid YAML).
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
-}
+use crate::model::yaml_quoted as q;
 
 fn list(items: &[String]) -> String {
     format!("[{}]", items.join(", "))
@@ -244,7 +241,7 @@ pub fn write_project(dir: &Path, files: &BTreeMap<String, String>) -> Result<Fil
             Err(_) => {}
         }
     }
-    let text = serde_json::to_string_pretty(&new).expect("manifest serializes");
+    let text = serde_json::to_string_pretty(&new).map_err(|e| io(&manifest_path, std::io::Error::other(e)))?;
     write_atomic(&manifest_path, &text)?;
     Ok(changes)
 }

@@ -30,7 +30,7 @@ const CUMULATIVE_KEYS: &[&str] =
 const CONVERSION_KEYS: &[&str] =
     &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin", "provenance"];
 const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
-const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred"];
+const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred", "min_group_size", "quasi_identifiers"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
 
 /// The directory that holds the definitions: `dir` itself, or `dir/schemabrain`
@@ -700,7 +700,7 @@ fn read_input(r: &mut Reader<'_>, field: Field<'_>, path: &str, fixed_alias: Opt
         (Some(f), None) => Some(TimeOffset::Window(read_interval(r, f, &map.key_path("offset_window"))?)),
         (None, Some(f)) => {
             let g = r.one_of(f, &map.key_path("offset_to_grain"), &Grain::names())?;
-            Some(TimeOffset::ToGrain(Grain::parse(&g).expect("one of the grain names")))
+            Grain::parse(&g).map(TimeOffset::ToGrain)
         }
     };
     Some(MetricInput { metric, alias, filters, offset })
@@ -913,7 +913,28 @@ fn read_policy(r: &mut Reader<'_>, doc: &Node) -> Option<PiiPolicy> {
     let block = map.get("block").and_then(|f| read_categories(r, f, "block")).unwrap_or_default();
     let column_overrides = map.get("column_overrides").map(|f| read_column_tags(r, f, "column_overrides")).unwrap_or_default();
     let inferred = map.get("inferred").map(|f| read_column_tags(r, f, "inferred")).unwrap_or_default();
-    Some(PiiPolicy { description, block, column_overrides, inferred, defined_at: Some(origin_at(r, &map)) })
+    let min_group_size = map.get("min_group_size").and_then(|f| {
+        let k = r.integer(f, "min_group_size")?;
+        if (2..=1_000_000).contains(&k) {
+            Some(k as u32)
+        } else {
+            r.error(f.line, "min_group_size", format!("`min_group_size` must be between 2 and 1000000, found {k}"));
+            None
+        }
+    });
+    let quasi_identifiers = match map.get("quasi_identifiers") {
+        Some(f) => {
+            let cats = read_categories(r, f, "quasi_identifiers").unwrap_or_default();
+            let never: Vec<&String> = cats.iter().filter(|c| block.contains(c) || super::CATASTROPHIC_CATEGORIES.contains(&c.as_str())).collect();
+            if !never.is_empty() {
+                let list: Vec<&str> = never.iter().map(|c| c.as_str()).collect();
+                r.error(f.line, "quasi_identifiers", format!("blocked categories cannot be quasi-identifiers: {}", list.join(", ")));
+            }
+            cats
+        }
+        None => Vec::new(),
+    };
+    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, quasi_identifiers, defined_at: Some(origin_at(r, &map)) })
 }
 
 /// A mapping of `schema.table.column` to `{sensitivity, categories, evidence}`.

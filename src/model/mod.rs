@@ -24,6 +24,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use checked::CheckedModel;
+pub use yaml::quoted as yaml_quoted;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use expr::{ArithOp, MeasureExpr};
 pub use load::{
@@ -737,8 +738,19 @@ pub struct PiiPolicy {
     /// Keyed by `schema.table.column`: tags `schemabrain index` inferred from
     /// names and sampled values, used where no override says otherwise.
     pub inferred: BTreeMap<String, ColumnTag>,
+    /// The minimum group size (k): when set, a column whose categories are
+    /// all quasi-identifiers may be grouped by, bucketed by or filtered on;
+    /// every answer row computed over fewer than k distinct people (the
+    /// column's entity) is withheld. Unset: such columns are refused.
+    pub min_group_size: Option<u32>,
+    /// The categories `min_group_size` admits (default: `location` and
+    /// `demographic_protected`); never a blocked or catastrophic one.
+    pub quasi_identifiers: Vec<String>,
     pub defined_at: Option<Origin>,
 }
+
+/// The categories `min_group_size` admits when the policy names none.
+pub const DEFAULT_QUASI_IDENTIFIERS: [&str; 2] = ["location", "demographic_protected"];
 
 impl PiiPolicy {
     /// Blocked categories: the policy's plus the catastrophic floor.
@@ -758,6 +770,20 @@ impl PiiPolicy {
 
     pub fn inferred_tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
         self.inferred.get(&format!("{}.{}.{}", table.schema, table.table, column))
+    }
+
+    /// k, when set and when every one of `categories` is a quasi-identifier
+    /// the policy admits under it.
+    pub fn k_for(&self, categories: &[String]) -> Option<u32> {
+        let k = self.min_group_size?;
+        let quasi = |c: &String| {
+            if self.quasi_identifiers.is_empty() {
+                DEFAULT_QUASI_IDENTIFIERS.contains(&c.as_str())
+            } else {
+                self.quasi_identifiers.contains(c)
+            }
+        };
+        (!categories.is_empty() && categories.iter().all(quasi)).then_some(k)
     }
 }
 

@@ -13,6 +13,12 @@ use super::{close_matches, is_identifier, Diagnostic, Diagnostics, Literal};
 
 pub(super) type Node = MarkedYamlOwned;
 
+/// `s` as a YAML double-quoted scalar, for the files schemabrain writes
+/// (JSON's string escaping is valid YAML).
+pub fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
 /// The deepest nesting of sequences and mappings a model file may have.
 /// Deeper documents are refused before the node tree is built: it is
 /// recursive, and 100,000 nested brackets would overflow the stack.

@@ -174,7 +174,7 @@ pub fn classify_name(name: &str) -> Vec<&'static str> {
 /// other than a place (`email_address`, `ip_address`, `mac_address`).
 fn only_non_physical_addresses(w: &[String]) -> bool {
     const NOT_A_PLACE: &[&str] = &["email", "mail", "ip", "mac", "web", "url", "wallet", "server", "host", "memory"];
-    let location = RULES.iter().find(|r| r.category == "location").expect("location rule");
+    let Some(location) = RULES.iter().find(|r| r.category == "location") else { return false };
     let other_hit = location.any_of.iter().filter(|seq| **seq != ["address"]).any(|seq| contains_seq(w, seq));
     let addresses: Vec<usize> = w.iter().enumerate().filter(|(_, x)| *x == "address").map(|(i, _)| i).collect();
     !other_hit && !addresses.is_empty() && addresses.iter().all(|&i| i > 0 && NOT_A_PLACE.contains(&w[i - 1].as_str()))

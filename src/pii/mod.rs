@@ -208,9 +208,23 @@ pub struct Touched<'a> {
     pub revealing: Vec<(Role, &'a str, &'a str)>,
 }
 
+/// A revealing use the policy's minimum group size admits: the answer
+/// must withhold rows computed over fewer than `k` people.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admitted<'a> {
+    pub role: Role,
+    pub entity: &'a str,
+    pub column: &'a str,
+    pub k: u32,
+    pub categories: Vec<String>,
+}
+
 /// Checks the touched columns against the policy; a blocked column anywhere
-/// wins over a guarded one in a revealing role.
-pub fn check(model: &SemanticModel, touched: &Touched<'_>) -> Result<(), Refusal> {
+/// wins over a guarded one in a revealing role. A guarded column whose
+/// categories are all quasi-identifiers under the policy's `min_group_size`
+/// is admitted (grouping, bucketing, filtering; never MIN/MAX): the caller
+/// must then withhold small groups or refuse.
+pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Admitted<'a>>, Refusal> {
     // The blocked set once per request, not once per touched column.
     let blocked = model.pii_policy.blocked();
     let mut hit: Vec<String> = Vec::new();
@@ -225,14 +239,20 @@ pub fn check(model: &SemanticModel, touched: &Touched<'_>) -> Result<(), Refusal
         hit.sort();
         return Err(Refusal { reason: RefusalReason::Blocked, categories: hit });
     }
+    let mut admitted = Vec::new();
     for (role, e, c) in &touched.revealing {
         let mut cats = tag_of(model, e, c).categories;
-        if !cats.is_empty() {
-            cats.sort();
-            return Err(Refusal { reason: RefusalReason::Guarded { role: *role, column: format!("{e}.{c}") }, categories: cats });
+        if cats.is_empty() {
+            continue;
+        }
+        cats.sort();
+        cats.dedup();
+        match model.pii_policy.k_for(&cats) {
+            Some(k) if *role != Role::MinMax => admitted.push(Admitted { role: *role, entity: e, column: c, k, categories: cats }),
+            _ => return Err(Refusal { reason: RefusalReason::Guarded { role: *role, column: format!("{e}.{c}") }, categories: cats }),
         }
     }
-    Ok(())
+    Ok(admitted)
 }
 
 /// Whether a category is on the catastrophic floor (always blocked, never named

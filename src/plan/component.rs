@@ -171,7 +171,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     // MetricFlow's NULL.
     let empty_is_zero = matches!(measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean)
         && metric.origin != crate::model::DefinitionOrigin::DbtImport;
-    let plan = ComponentPlan {
+    let mut plan = ComponentPlan {
+        group_floor: None,
         empty_is_zero,
         metric: metric.name.clone(),
         anchor: Relation { alias: anchor_entity.name.clone(), entity: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
@@ -188,7 +189,10 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         non_additive,
         conversion,
     };
-    super::pii::check(model, metric, &plan, q)?;
+    if let Some((floor, note)) = super::pii::check(model, metric, &plan, q)? {
+        plan.group_floor = Some(floor);
+        plan.notes.push(note);
+    }
     Ok(plan)
 }
 

@@ -102,6 +102,10 @@ impl Display for ComponentPlan {
                 writeln!(f, "  aggregate: deduplicated on {}", identity.join(", "))?
             }
         }
+        if let Some(floor) = &self.group_floor {
+            let people: Vec<String> = floor.owners.iter().map(|(a, id)| format!("{a}.{id}")).collect();
+            writeln!(f, "  withhold groups of fewer than {} distinct {}", floor.k, people.join(", "))?;
+        }
         for d in &self.degradations {
             writeln!(f, "  degraded: {d:?}")?;
         }

@@ -190,6 +190,18 @@ impl AggregationStrategy {
     }
 }
 
+/// The policy's minimum group size at work: answer rows computed over fewer
+/// than `k` distinct people are withheld, never shown as 0 or NULL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupFloor {
+    pub k: u32,
+    /// Whose people are counted: `(alias, identity column)` of each entity
+    /// holding a quasi-identifier the request reveals, an alias of the main
+    /// query reached from the anchor over to-one joins only (so one anchor
+    /// row has one of each, and counting them changes no aggregate).
+    pub owners: Vec<(String, String)>,
+}
+
 /// One simple metric of a request, at the request's keys.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComponentPlan {
@@ -211,6 +223,8 @@ pub struct ComponentPlan {
     /// A key of the answer this component has no row for reads 0 (our rule
     /// for counts) rather than NULL (dbt's rule, kept for imported metrics).
     pub empty_is_zero: bool,
+    /// Small groups withheld (quasi-identifiers under `min_group_size`).
+    pub group_floor: Option<GroupFloor>,
 }
 
 impl ComponentPlan {

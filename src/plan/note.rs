@@ -30,4 +30,7 @@ pub enum PlanNote {
     NonAdditive { metric: String, column: String, window: WindowChoice, bucketed: bool, per: Vec<String> },
     Conversion { anchor: String, entity: String, metric: String, keys: Vec<(String, String)>, window: Option<Interval> },
     Cumulative { metric: String, window: CumulativeWindow },
+    /// Quasi-identifiers revealed under the policy's minimum group size:
+    /// rows over fewer than `k` distinct `people` are withheld.
+    SmallGroupsWithheld { k: u32, columns: Vec<String>, people: Vec<String> },
 }

@@ -2,13 +2,16 @@
 //! reads counts (measure operands, group-by, filters, the time dimension,
 //! join keys on every hop, conversion keys), checked on the entity each
 //! join step names. Columns whose values the answer would reveal (group-by,
-//! time bucket, filter, MIN/MAX operand) must carry no PII category at all.
+//! time bucket, filter, MIN/MAX operand) must carry no PII category at all,
+//! unless the policy's minimum group size admits them: then the component
+//! gets a `GroupFloor` naming whose people to count, or the request is
+//! refused when they cannot be counted exactly.
 
-use super::{ComponentPlan, JoinStep};
+use super::{ComponentPlan, GroupFloor, JoinStep, PlanNote};
 use crate::ir::{Issue, MetricQuery, Transform};
 use crate::model::{Aggregation, Metric, SemanticModel};
 
-pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan, q: &MetricQuery) -> Result<(), Issue> {
+pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan, q: &MetricQuery) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
     let anchor = metric.entity.as_str();
     let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
     let mut all = measure.clone();
@@ -48,7 +51,7 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
         revealing.extend(measure.iter().map(|(e, c)| (Role::MinMax, *e, *c)));
     }
     let touched = crate::pii::Touched { all, revealing };
-    crate::pii::check(model, &touched).map_err(|r| {
+    let admitted = crate::pii::check(model, &touched).map_err(|r| {
         let cats = r.categories.join(", ");
         let message = match &r.reason {
             crate::pii::RefusalReason::Blocked => format!(
@@ -69,5 +72,73 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
             ),
         };
         Issue::PiiBlocked { categories: r.categories, message }
-    })
+    })?;
+    floor(model, plan, &admitted)
+}
+
+/// The group floor for the admitted uses: each column's entity must be an
+/// alias of the main query reached over to-one joins, with a one-column
+/// identity, and a filter must be on the main query (not inside a
+/// semi-join or a conversion check), or the people cannot be counted
+/// alongside the aggregate and the request is refused as before.
+fn floor(model: &SemanticModel, plan: &ComponentPlan, admitted: &[crate::pii::Admitted<'_>]) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
+    let Some(k) = admitted.iter().map(|a| a.k).max() else { return Ok(None) };
+    let mut owners: Vec<(String, String)> = Vec::new();
+    let mut columns: Vec<String> = Vec::new();
+    for a in admitted {
+        let refuse = |why: &str| {
+            let role = match a.role {
+                crate::pii::Role::GroupBy => "grouping by",
+                crate::pii::Role::TimeDimension => "bucketing by",
+                crate::pii::Role::Filter => "filtering on",
+                crate::pii::Role::MinMax => "MIN/MAX over",
+            };
+            Issue::PiiBlocked {
+                categories: a.categories.clone(),
+                message: format!(
+                    "Refused before any SQL ran: {role} `{}.{}` is allowed only with small groups withheld (min_group_size {}), and {why}.",
+                    a.entity, a.column, a.k
+                ),
+            }
+        };
+        let on_main_query = match a.role {
+            crate::pii::Role::Filter => plan.filters.iter().any(|f| f.alias == a.entity && f.column == a.column),
+            _ => true,
+        };
+        if !on_main_query {
+            return Err(refuse("the filter applies to related rows (a semi-join or conversion check), whose people cannot be counted with the answer"));
+        }
+        if !reached_to_one(plan, a.entity) {
+            return Err(refuse(&format!("`{}` is reached over a to-many join, so its people cannot be counted without changing the aggregate", a.entity)));
+        }
+        let identity = match model.entity(a.entity).map(|e| e.identity.as_slice()) {
+            Some([one]) => one.clone(),
+            _ => return Err(refuse(&format!("`{}` has no one-column identity to count its people by", a.entity))),
+        };
+        let owner = (a.entity.to_string(), identity);
+        if !owners.contains(&owner) {
+            owners.push(owner);
+        }
+        let name = format!("{}.{}", a.entity, a.column);
+        if !columns.contains(&name) {
+            columns.push(name);
+        }
+    }
+    let people = owners.iter().map(|(e, _)| e.clone()).collect();
+    Ok(Some((GroupFloor { k, owners }, PlanNote::SmallGroupsWithheld { k, columns, people })))
+}
+
+/// Whether `alias` is the anchor or joined to it over to-one steps only.
+fn reached_to_one(plan: &ComponentPlan, alias: &str) -> bool {
+    let mut at = alias;
+    for _ in 0..=plan.joins.len() {
+        if at == plan.anchor.alias {
+            return true;
+        }
+        match plan.joins.iter().find(|j| j.to.alias == at) {
+            Some(j) if !j.fans_out() => at = &j.from_alias,
+            _ => return false,
+        }
+    }
+    false
 }

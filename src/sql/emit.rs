@@ -177,9 +177,21 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     let mut columns: Vec<(Expr, String)> = key_exprs.into_iter().zip(names.iter().cloned()).collect();
     columns.extend(plan.outputs.iter().map(|o| (e.output(&o.expr, reads), o.name.clone())));
     let order_by = e.order_by(&columns);
+    // A row some read component computed over fewer than k people is
+    // withheld whole; a component with no row there (NULL) counted nobody.
+    let floors = reads.iter().filter_map(|r| Some((r.component, plan.components.get(r.component)?.group_floor.as_ref()?)));
+    let small_groups_out = floors
+        .flat_map(|(i, f)| {
+            (0..f.owners.len()).map(move |j| {
+                let n = build::column(q, &format!("sb_m{i}"), &format!("sb_n{j}"));
+                build::nested(build::binary(Expr::IsNull(Box::new(n.clone())), BinaryOperator::Or, at_least(n, f.k)))
+            })
+        })
+        .collect();
     let outer = build::query(SelectParts {
         projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
         joins,
+        selection: build::and_all(small_groups_out),
         order_by,
         limit: Some(limit_of(e.dialect, plan.limit)),
         ..SelectParts::from(from)
@@ -233,6 +245,8 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
     }));
     projection.push(build::aliased(operand, q, "sb_m"));
     projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
+    let owners: &[(String, String)] = c.group_floor.as_ref().map_or(&[], |f| f.owners.as_slice());
+    projection.extend(owners.iter().enumerate().map(|(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}"))));
     let rows = build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) });
 
     let row_time = build::column(q, &r, "sb_t");
@@ -272,6 +286,10 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
         group_by.push(g);
     }
     columns.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    // The people inside each bucket's window.
+    columns.extend((0..owners.len()).map(|j| {
+        build::aliased(build::function("count", vec![build::column(q, &r, &format!("sb_o{j}"))], true), q, &format!("sb_n{j}"))
+    }));
     let window_join = build::and_all(window_conditions).unwrap_or_else(|| build::number("1"));
     let aggregate = build::query(SelectParts {
         projection: columns,
@@ -313,9 +331,11 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
     let (from, joins, selection) = e.row_source(c);
     let deduplicated = c.aggregation.identity().is_some();
 
-    let (outer_keys, aggregate, from, joins, selection) = if !deduplicated && c.non_additive.is_none() {
+    let owners: &[(String, String)] = c.group_floor.as_ref().map_or(&[], |f| f.owners.as_slice());
+    let (outer_keys, aggregate, people, from, joins, selection): (_, _, Vec<Expr>, _, _, _) = if !deduplicated && c.non_additive.is_none() {
         let aggregate = e.aggregate(c, operand)?;
-        (keys.clone(), aggregate, from, joins, selection)
+        let people = owners.iter().map(|(alias, id)| build::function("count", vec![build::column(q, alias, id)], true)).collect();
+        (keys.clone(), aggregate, people, from, joins, selection)
     } else {
         // Rows first (one per anchor identity and keys when a to-many join
         // repeats them; each with its window's last time when non-additive),
@@ -323,6 +343,9 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         let mut inner = e.identity_items(c);
         inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
         inner.push(build::aliased(operand, q, "sb_m"));
+        // Each owner is reached over to-one joins: one per anchor row, so
+        // carrying it adds no row to the deduplicated set.
+        inner.extend(owners.iter().enumerate().map(|(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}"))));
         let mut kept = None;
         if let Some(na) = &c.non_additive {
             let time = build::column(q, anchor, &na.column);
@@ -337,10 +360,19 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         let outer_keys: Vec<(Expr, String)> =
             keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
         let aggregate = e.aggregate(c, build::column(q, ROWS, "sb_m"))?;
-        (outer_keys, aggregate, build::derived(rows, q, ROWS), Vec::new(), kept)
+        let people = (0..owners.len()).map(|j| build::function("count", vec![build::column(q, ROWS, &format!("sb_o{j}"))], true)).collect();
+        (outer_keys, aggregate, people, build::derived(rows, q, ROWS), Vec::new(), kept)
     };
     let mut columns = outer_keys.clone();
     columns.push((aggregate, metric_name));
+    let mut having = None;
+    if let Some(floor) = &c.group_floor {
+        match naming {
+            Naming::Output => having = build::and_all(people.into_iter().map(|n| at_least(n, floor.k)).collect()),
+            // The combined answer drops the row (never reads it as 0 or NULL).
+            Naming::Internal => columns.extend(people.into_iter().enumerate().map(|(j, n)| (n, format!("sb_n{j}")))),
+        }
+    }
     let (order_by, limit) = match naming {
         Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
         Naming::Internal => (Vec::new(), None),
@@ -350,10 +382,16 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         joins,
         selection,
         group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
+        having,
         order_by,
         limit,
         ..SelectParts::from(from)
     }))
+}
+
+/// `n >= k`: a group of at least the policy's minimum size.
+fn at_least(n: Expr, k: u32) -> Expr {
+    build::binary(n, BinaryOperator::GtEq, build::number(&k.to_string()))
 }
 
 struct Emitter<'p> {
@@ -427,7 +465,9 @@ impl Emitter<'_> {
             .iter()
             .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
             .collect();
-        build::and_all(eqs).expect("a join has at least one key")
+        // A join without keys (only a hand-built plan has one) joins no row,
+        // rather than every row.
+        build::and_all(eqs).unwrap_or_else(|| build::binary(build::number("1"), BinaryOperator::Eq, build::number("0")))
     }
 
     fn time_bucket(&self, t: &TimeBucket) -> Expr {
@@ -513,6 +553,7 @@ impl Emitter<'_> {
             joins: Vec::new(),
             selection: build::and_all(predicates),
             group_by: Vec::new(),
+            having: None,
             order_by: Vec::new(),
             limit: None,
         });
@@ -562,8 +603,10 @@ impl Emitter<'_> {
             }
             Aggregation::Median => self.percentile(operand, "0.5", "median")?,
             Aggregation::Percentile => {
-                let p = plan.measure.percentile.expect("the loader requires a percentile").to_string();
-                self.percentile(operand, &p, "percentile")?
+                let Some(p) = plan.measure.percentile else {
+                    return Err(Unsupported { dialect: self.dialect.name, feature: "percentile without a fraction".into() });
+                };
+                self.percentile(operand, &p.to_string(), "percentile")?
             }
             // Counting the true values gives 0 (not NULL) on no rows, as a count should.
             Aggregation::SumBoolean => {
@@ -636,7 +679,10 @@ impl Emitter<'_> {
 
     /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
     fn semi_join(&mut self, s: &SemiJoin) -> Expr {
-        let (first, rest) = s.steps.split_first().expect("a semi-join has steps");
+        // A semi-join without steps (only a hand-built plan has one) keeps no row.
+        let Some((first, rest)) = s.steps.split_first() else {
+            return build::binary(build::number("1"), BinaryOperator::Eq, build::number("0"));
+        };
         let joins = rest.iter().map(|j| build::inner_join(self.relation(j), self.on(j))).collect();
         let mut predicates = vec![self.on(first)];
         predicates.extend(s.filters.iter().map(|f| self.filter(f)));
@@ -647,6 +693,7 @@ impl Emitter<'_> {
             joins,
             selection: build::and_all(predicates),
             group_by: Vec::new(),
+            having: None,
             order_by: Vec::new(),
             limit: None,
         });

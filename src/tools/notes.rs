@@ -55,5 +55,12 @@ pub fn sentence(note: &PlanNote) -> String {
             };
             format!("Each bucket of `{metric}` accumulates {what}; buckets without rows are filled from a generated time spine.")
         }
+        PlanNote::SmallGroupsWithheld { k, columns, people } => {
+            let columns = columns.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+            let people = people.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" and ");
+            format!(
+                "{columns} may identify people: the PII policy's min_group_size is {k}, so every row computed over fewer than {k} distinct {people} is left out of the answer (not shown as 0)."
+            )
+        }
     }
 }

@@ -2,7 +2,12 @@
 //! is only one). Modules by concern; data-driven suites read their cases
 //! from files under `tests/` and `dialects/`.
 
+// A failing unwrap in a test is a failing test (the crate denies them elsewhere).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
+// Rules about the source itself: no unwrap/expect outside tests.
+mod policy;
 
 // The envelope's invariants and wire shape.
 mod envelope;
@@ -22,6 +27,8 @@ mod cli;
 mod mcp;
 // The binary over real stdio: raw JSON-RPC and the Python mcp SDK client.
 mod mcp_stdio;
+// Hostile bytes into the MCP transport: never a panic, never a torn line.
+mod mcp_framing;
 // Streamable HTTP on loopback: both eras, Origin guard, bounded load test.
 mod mcp_http;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.
@@ -50,6 +57,8 @@ mod trust;
 mod agent_session;
 // One PII decision for every tool, on a project without a policy.
 mod pii;
+// The minimum group size (k) for quasi-identifiers, against a brute-force evaluator.
+mod pii_groups;
 // schemabrain index: inference from DuckDB, Postgres and Parquet, re-indexing, PII tags, graph.
 mod index;
 // schemabrain import dbt: the dbt_shop manifest, checked against MetricFlow's recorded answers.
