@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::infer::{Draft, DraftEntity, DraftJoin, DraftMetric};
 use crate::model::is_identifier;
+use crate::model::yaml_quoted as q;
 
 pub const MANIFEST_PATH: &str = ".schemabrain/index.json";
 
@@ -50,7 +51,6 @@ fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-use crate::model::yaml_quoted as q;
 
 fn list(items: &[String]) -> String {
     format!("[{}]", items.join(", "))
@@ -194,8 +194,27 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), WriteError> {
     })
 }
 
+/// Removes the temporary files a killed run left behind (`<name>.<32 hex
+/// digits>.tmp`, the names `write_atomic` makes) in the directories this
+/// run writes to; nothing else is touched.
+fn sweep_temporaries(dir: &Path, files: &BTreeMap<String, String>) {
+    let mut dirs: std::collections::BTreeSet<PathBuf> = files.keys().filter_map(|rel| dir.join(rel).parent().map(Path::to_path_buf)).collect();
+    dirs.insert(dir.to_path_buf());
+    for d in dirs {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = name.strip_suffix(".tmp").and_then(|n| n.rsplit_once('.')).is_some_and(|(_, id)| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()));
+            if ours {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// Writes `files` into `dir`, keeping hand edits (see the module doc).
 pub fn write_project(dir: &Path, files: &BTreeMap<String, String>) -> Result<FileChanges, WriteError> {
+    sweep_temporaries(dir, files);
     let manifest_path = dir.join(MANIFEST_PATH);
     let old: Manifest = std::fs::read_to_string(&manifest_path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     let mut new = Manifest::default();
@@ -209,16 +228,20 @@ pub fn write_project(dir: &Path, files: &BTreeMap<String, String>) -> Result<Fil
                 changes.skipped.push(rel.clone());
                 new.files.insert(rel.clone(), h.clone());
             }
+            // Already what this run would write: ours from now on. Checked
+            // before the hand-edit rule so that a run killed between its
+            // files and its manifest converges on the next run instead of
+            // taking its own files for a person's.
+            (Some(cur), _) if cur == *text => {
+                changes.unchanged.push(rel.clone());
+                new.files.insert(rel.clone(), hash(text));
+            }
             (Some(cur), recorded) if recorded != Some(&hash(&cur)) => {
                 // Written by a person (or edited since the index wrote it).
                 changes.kept.push(rel.clone());
                 if let Some(h) = recorded {
                     new.files.insert(rel.clone(), h.clone());
                 }
-            }
-            (Some(cur), _) if cur == *text => {
-                changes.unchanged.push(rel.clone());
-                new.files.insert(rel.clone(), hash(text));
             }
             (current, _) => {
                 write_atomic(&path, text)?;

@@ -312,3 +312,81 @@ fn check_reports_drift_with_stable_codes() {
         [("nullability_changed", "segment"), ("column_missing", "note"), ("type_changed", "amount")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
     assert_eq!(codes, want, "{doc:#}");
 }
+
+/// The files of a project directory (relative path → bytes), without the
+/// temporary files a killed run may leave.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, at: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(at) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if !p.to_string_lossy().ends_with(".tmp") {
+                out.insert(p.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Crash safety (issue 18, item 5): `schemabrain index` killed (SIGKILL) at
+/// random points of its run leaves only whole files, each byte-equal to
+/// what a clean run writes (never torn), a manifest and snapshot that parse
+/// when present; the next run completes, sweeps the temporary files and
+/// ends with exactly the clean run's directory: files a killed run wrote
+/// before its manifest are not mistaken for hand edits.
+#[test]
+fn index_killed_at_random_points_leaves_whole_files_and_converges() {
+    let source = format!("duckdb:{}", warehouse_without_foreign_keys().display());
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("index-kill"));
+    // The same leaf name: the project is named after its directory.
+    let (clean, killed) = (base.join("clean/project"), base.join("killed/project"));
+    let index = |out: &Path| {
+        let mut c = Command::new(crate::mcp_stdio::binary());
+        c.args(["index", "--source", &source, "--out"]).arg(out).arg("--json").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        c
+    };
+    let started = std::time::Instant::now();
+    assert!(index(&clean).status().unwrap().success());
+    let full = started.elapsed();
+    let want = tree(&clean);
+    assert!(want.keys().any(|k| k.starts_with("entities/")), "{:?}", want.keys().collect::<Vec<_>>());
+    let mut seed = 0x5eed_u64;
+    let mut torn_checks = 0;
+    for round in 0..6 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // Killed a random few milliseconds after it starts writing files
+        // (the first entity file newer than the spawn), or once it ran as
+        // long as a clean run did.
+        let spawned = std::time::SystemTime::now();
+        let mut child = index(&killed).spawn().unwrap();
+        let writing = |_: &()| {
+            std::fs::read_dir(killed.join("entities")).into_iter().flatten().flatten().any(|e| e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t >= spawned))
+        };
+        let watch = std::time::Instant::now();
+        while !writing(&()) && watch.elapsed() < full * 2 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::thread::sleep(std::time::Duration::from_micros((seed >> 33) % 20_000));
+        let _ = child.kill();
+        let _ = child.wait();
+        for (rel, bytes) in tree(&killed) {
+            if rel.ends_with(".json") {
+                serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_else(|e| panic!("round {round}: {rel} is torn: {e}"));
+            } else {
+                assert_eq!(Some(&bytes), want.get(&rel), "round {round}: {rel} is neither absent nor the clean run's file");
+            }
+            torn_checks += 1;
+        }
+    }
+    assert!(torn_checks > 0, "no kill landed after a file was written: the test checked nothing");
+    assert!(index(&killed).status().unwrap().success(), "the run after the kills completes");
+    let got = tree(&killed);
+    let differs: Vec<&String> = want.keys().chain(got.keys()).filter(|k| !k.ends_with("snapshot.json") && want.get(*k) != got.get(*k)).collect();
+    assert!(differs.is_empty(), "after the kills, the directory differs from a clean run's: {differs:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(killed.join("entities")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty(), "temporary files swept");
+}

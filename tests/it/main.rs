@@ -29,6 +29,8 @@ mod mcp;
 mod mcp_stdio;
 // Hostile bytes into the MCP transport: never a panic, never a torn line.
 mod mcp_framing;
+// The real server as its own process, in rounds: 0 errors, flat memory.
+mod soak;
 // Streamable HTTP on loopback: both eras, Origin guard, bounded load test.
 mod mcp_http;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.

@@ -33,20 +33,20 @@ async fn start(shared: Arc<Session>) -> SocketAddr {
 }
 
 /// One keep-alive HTTP/1.1 connection.
-struct Conn {
+pub struct Conn {
     addr: SocketAddr,
     io: BufReader<TcpStream>,
 }
 
-struct Reply {
-    status: u16,
+pub struct Reply {
+    pub status: u16,
     headers: HashMap<String, String>,
-    body: String,
+    pub body: String,
 }
 
 impl Reply {
     /// The JSON-RPC message in the body (plain JSON, or the first SSE `data:`).
-    fn json(&self) -> Json {
+    pub fn json(&self) -> Json {
         let text = if self.headers.get("content-type").is_some_and(|c| c.contains("event-stream")) {
             // Skip the priming event (empty data) rmcp sends first on legacy sessions.
             self.body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()).unwrap_or("").to_string()
@@ -58,7 +58,7 @@ impl Reply {
 }
 
 impl Conn {
-    async fn open(addr: SocketAddr) -> Conn {
+    pub async fn open(addr: SocketAddr) -> Conn {
         Conn { addr, io: BufReader::new(TcpStream::connect(addr).await.expect("connect")) }
     }
 
@@ -124,7 +124,7 @@ fn modern_meta() -> Json {
 }
 
 /// A 2026-07-28 stateless tools/call.
-async fn modern_call(conn: &mut Conn, id: u64, tool: &str, args: Json) -> Reply {
+pub async fn modern_call(conn: &mut Conn, id: u64, tool: &str, args: Json) -> Reply {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args, "_meta": modern_meta()}});
     conn.post(&[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)], &body).await
 }

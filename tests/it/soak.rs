@@ -1,0 +1,151 @@
+//! A bounded soak of the real server (issue 18, proof): `schemabrain serve
+//! --http` as its own process on loopback, driven in rounds by 8 keep-alive
+//! connections with a mix an agent sends all day (metadata calls, an
+//! executed get_metric, a call that errs, one refused for PII), audit on.
+//! Every call must come back as an HTTP 200 with a valid envelope of the
+//! expected status (0 errors), and the server's resident memory must stay
+//! flat over the second half of the run: the allocator's per-thread arenas
+//! and DuckDB's caches grow for the first few thousand calls (a 16-round
+//! run levelled off at round 6 and stayed within 3 MiB to the end), after
+//! which growth would be a leak. The
+//! figures per round (p50/p99, RSS, peak RSS) are printed and written to
+//! `$CARGO_TARGET_TMPDIR/soak.txt` for docs/performance.md.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use crate::mcp_http::{modern_call, Conn};
+use crate::mcp_stdio;
+
+const ROUNDS: usize = 10;
+const CALLS_PER_ROUND: usize = 600;
+const CONNS: usize = 8;
+
+/// The calls of the mix, with the status each must answer with.
+fn mix(i: usize) -> (&'static str, Json, &'static str) {
+    match i % 6 {
+        0 => ("describe_entity", json!({"name": "order"}), "success"),
+        1 => ("list_metrics", json!({}), "success"),
+        2 => ("get_metric", json!({"name": "store_count", "group_by": ["region.name"], "limit": 100}), "success"),
+        3 => ("find_relevant_tables", json!({"query": "orders by customer"}), "success"),
+        4 => ("get_metric", json!({"name": "no_such_metric"}), "error"),
+        _ => ("get_metric", json!({"name": "order_count", "group_by": ["customer.email"]}), "refused"),
+    }
+}
+
+/// `VmRSS` and `VmHWM` of a process, in KiB.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn soak_rounds_answer_every_call_with_flat_memory() {
+    let project = mcp_stdio::demo_copy("soak");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = Command::new(mcp_stdio::binary())
+        .args(["serve", "--project"])
+        .arg(&project)
+        .args(["--source", &mcp_stdio::source(), "--http", &addr.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let server = Server(child);
+    let pid = server.0.id();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let up = Instant::now();
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            assert!(up.elapsed() < Duration::from_secs(60), "the server did not listen on {addr}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let mut report = vec![format!(
+        "soak: {ROUNDS} rounds x {CALLS_PER_ROUND} tools/call over {CONNS} keep-alive connections to `schemabrain serve --http` (own process, audit on, demo DuckDB; profile {})",
+        if cfg!(debug_assertions) { "debug" } else { "release" }
+    )];
+    let mut rss_after = Vec::new();
+    for round in 0..ROUNDS {
+        let started = Instant::now();
+        let (mut lat, errors) = rt.block_on(async {
+            let mut tasks = Vec::new();
+            for c in 0..CONNS {
+                tasks.push(tokio::spawn(async move {
+                    let mut conn = Conn::open(addr).await;
+                    let mut lat = Vec::new();
+                    let mut errors = Vec::new();
+                    let mut i = c;
+                    while i < CALLS_PER_ROUND {
+                        let (tool, args, want) = mix(i);
+                        let t = Instant::now();
+                        let reply = modern_call(&mut conn, (round * CALLS_PER_ROUND + i) as u64, tool, args.clone()).await;
+                        lat.push(t.elapsed());
+                        let status = (reply.status == 200).then(|| reply.json()["result"]["structuredContent"]["status"].clone());
+                        if status.as_ref().and_then(|s| s.as_str()) != Some(want) {
+                            errors.push(format!("{tool} {args}: HTTP {} {}", reply.status, reply.body.chars().take(300).collect::<String>()));
+                        }
+                        i += CONNS;
+                    }
+                    (lat, errors)
+                }));
+            }
+            let mut lat: Vec<Duration> = Vec::new();
+            let mut errors: Vec<String> = Vec::new();
+            for t in tasks {
+                let (l, e) = tokio::time::timeout(Duration::from_secs(600), t).await.expect("round bounded").expect("client task");
+                lat.extend(l);
+                errors.extend(e);
+            }
+            (lat, errors)
+        });
+        assert!(errors.is_empty(), "round {round}: {} of {CALLS_PER_ROUND} calls failed, first: {:?}", errors.len(), errors.first());
+        lat.sort();
+        let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)].as_secs_f64() * 1e3;
+        let (rss, hwm) = memory_kib(pid);
+        rss_after.push(rss);
+        report.push(format!(
+            "round {}: {:.1} s, {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, errors 0, RSS {:.1} MiB, peak RSS {:.1} MiB",
+            round + 1,
+            started.elapsed().as_secs_f64(),
+            CALLS_PER_ROUND as f64 / started.elapsed().as_secs_f64(),
+            p(0.50),
+            p(0.99),
+            rss as f64 / 1024.0,
+            hwm as f64 / 1024.0
+        ));
+    }
+    let text = report.join("\n");
+    eprintln!("{text}");
+    let _ = std::fs::write(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("soak.txt"), &text);
+    // Flat: after the first half, memory may wobble by allocator noise, not grow with calls.
+    let warm = rss_after[ROUNDS / 2 - 1];
+    let late = rss_after[ROUNDS / 2..].iter().copied().max().unwrap_or(0);
+    assert!(warm > 0, "RSS readable from /proc");
+    assert!(late <= warm + warm / 10 + 8 * 1024, "resident memory grew over the second half (KiB per round: {rss_after:?})\n{text}");
+    drop(server);
+    // Every call was audited in one unbroken chain.
+    let v = schemabrain::audit::verify(&project).expect("audit");
+    assert!(v.intact(), "{:?}", v.problems);
+    assert_eq!(v.records, (ROUNDS * CALLS_PER_ROUND) as u64);
+}
