@@ -118,11 +118,15 @@ pub enum Command {
 pub enum ImportCommand {
     /// A dbt project's semantic layer, from the `target/semantic_manifest.json` that `dbt parse` writes (a project directory or the file).
     Dbt {
-        /// The dbt project directory (its target/semantic_manifest.json is read) or the manifest file.
+        /// The dbt project directory (dbt_project.yml, the profile and the YAML under the
+        /// model paths are read; dbt is not needed) or a semantic_manifest.json file.
         path: PathBuf,
         /// The schemabrain project directory to write; re-importing replaces the imported files.
         #[arg(long)]
         out: PathBuf,
+        /// Bind every relation to this schema instead of the profile target's.
+        #[arg(long)]
+        schema: Option<String>,
         /// Print one JSON summary (with every unmapped item) instead of text.
         #[arg(long)]
         json: bool,

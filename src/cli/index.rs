@@ -132,22 +132,35 @@ fn print_changes(c: &FileChanges) {
 /// `schemabrain import dbt PATH --out DIR`: exit 0 when everything mapped,
 /// 1 with the item-by-item list when something did not, 2 when the
 /// manifest cannot be read.
-pub fn import_dbt(path: &Path, out: &Path, json_out: bool) -> ExitCode {
-    let file = if path.is_dir() { path.join("target/semantic_manifest.json") } else { path.to_path_buf() };
-    let manifest: serde_json::Value = match std::fs::read_to_string(&file).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
-        Ok(m) => m,
-        Err(e) => {
-            let hint = if path.is_dir() { " (run `dbt parse` in the project first)" } else { "" };
-            return super::operational(&format!("{}: {e}{hint}", file.display()), json_out);
+pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool) -> ExitCode {
+    // A project directory is read as YAML (no dbt needed); a file is a semantic manifest.
+    let (file, read) = if path.is_dir() {
+        match crate::dbt::project::read_project(path, schema) {
+            Ok(r) => (path.join("dbt_project.yml"), r),
+            Err(e) => return super::operational(&e, json_out),
+        }
+    } else {
+        let manifest = std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()));
+        match manifest {
+            Ok(mut manifest) => {
+                if let (Some(schema), Some(models)) = (schema, manifest.get_mut("semantic_models").and_then(|m| m.as_array_mut())) {
+                    for sm in models {
+                        sm["node_relation"]["schema_name"] = json!(schema);
+                    }
+                }
+                (path.to_path_buf(), crate::dbt::project::ProjectRead { manifest, dialect: None, source: None, notes: Vec::new() })
+            }
+            Err(e) => return super::operational(&format!("{}: {e}", path.display()), json_out),
         }
     };
-    let imported = crate::dbt::import_semantic_manifest(&manifest, "semantic_manifest.json");
+    let imported = crate::dbt::import_semantic_manifest(&read.manifest, "semantic_manifest.json");
     let mut files = imported.files.clone();
     let name = project_name(out);
-    files.insert("schemabrain.yaml".into(), format!("version: 1
-name: {name}
-dialect: duckdb
-"));
+    let mut settings = format!("version: 1\nname: {name}\ndialect: {}\n", read.dialect.as_deref().unwrap_or("duckdb"));
+    if let Some(source) = &read.source {
+        settings.push_str(&format!("source: {}\n", crate::model::yaml_quoted(source)));
+    }
+    files.insert("schemabrain.yaml".into(), settings);
     let changes = match write::write_project(out, &files) {
         Ok(c) => c,
         Err(e) => return super::operational(&e.to_string(), json_out),
@@ -163,6 +176,7 @@ dialect: duckdb
             "metrics": imported.metrics,
             "unmapped": imported.unmapped,
             "dbt_names": imported.names,
+            "notes": read.notes,
             "files": changes,
             "problems": loads.as_ref().err(),
         });
@@ -177,6 +191,9 @@ dialect: duckdb
             imported.metrics
         );
         print_changes(&changes);
+        for n in &read.notes {
+            out!("note: {n}");
+        }
         for u in &imported.unmapped {
             out!("not mapped: {}: {}", u.item, u.reason);
         }

@@ -1,7 +1,8 @@
 //! `schemabrain import dbt`: a dbt project's semantic layer as a
-//! schemabrain project. This first part reads the `semantic_manifest.json`
-//! dbt writes (`dbt parse`), the most stable form of both spec styles, and
-//! maps what our grammar expresses exactly; everything else is listed item
+//! schemabrain project. It maps the `semantic_manifest.json` dbt writes
+//! (`dbt parse`), the most stable form of both spec styles, or the same
+//! JSON that `project` builds from the project's YAML without dbt; it maps
+//! what our grammar expresses exactly; everything else is listed item
 //! by item (nothing is dropped silently) and the import exits 1.
 //!
 //! Mapped: each semantic model with a primary entity becomes an entity
@@ -21,7 +22,7 @@
 //! dimensions (SQL `expr`), derived offsets (MetricFlow answers them on a
 //! time spine), cumulative `first`/`average`, conversion metrics,
 //! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities, saved
-//! queries, reading the YAML project directly, dbt names in requests.
+//! queries.
 //!
 //! Architecture invariant: pure over the manifest JSON; writing goes
 //! through `index::write` (atomic files, re-import keeps none stale).
@@ -33,6 +34,7 @@ use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
 
+pub mod project;
 pub mod where_filter;
 
 /// Something of the dbt project that was not mapped, and why.
@@ -56,6 +58,15 @@ pub struct Imported {
 }
 
 use crate::model::yaml_quoted as q;
+
+/// Where an item came from: its `file:line` when the project was read from
+/// YAML (`__source`), else the manifest file; with the item's path.
+fn origin(item: &Json, source_file: &str, path: &str) -> String {
+    match s(item, "__source") {
+        Some(at) => format!("{at}: {path}"),
+        None => format!("{source_file}: {path}"),
+    }
+}
 
 fn s<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Json::as_str)
@@ -168,7 +179,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                     m.entity,
                     t.entity,
                     t.identity[0],
-                    provenance(&format!("{source_file}: semantic_models[{name}].entities[{ename}]"))
+                    provenance(&origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]")))
                 ),
             );
             out.joins += 1;
@@ -178,9 +189,9 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         let text = format!(
             "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{}",
             m.entity,
-            q(s(sm, "description").unwrap_or(&format!("dbt semantic model `{name}`"))),
+            q(s(sm, "description").filter(|d| !d.trim().is_empty()).unwrap_or(&format!("dbt semantic model `{name}`"))),
             m.identity[0],
-            provenance(&format!("{source_file}: semantic_models[{name}]"))
+            provenance(&origin(sm, source_file, &format!("semantic_models[{name}]")))
         );
         out.files.insert(format!("entities/{}.yaml", m.entity), text);
         out.entities += 1;
@@ -355,7 +366,7 @@ fn simple_metric(
         filters.extend(filters_of(input, names, time_column.as_deref())?);
     }
     let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description") {
+    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
@@ -386,7 +397,7 @@ fn simple_metric(
         }
         text.push_str(&format!("non_additive:\n  dimension: {}.{col}\n  window: {window}\n  per: [{}]\n", model.entity, per.join(", ")));
     }
-    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
 
@@ -414,11 +425,11 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
     };
     let (num, den) = (side("numerator")?, side("denominator")?);
     let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description") {
+    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
-    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
 
@@ -470,14 +481,14 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
         inputs.push(item);
     }
     let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description") {
+    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("type: derived\nexpression: {}\nmetrics:\n", q(expr)));
     for i in inputs {
         text.push_str(&format!("  - {i}\n"));
     }
-    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
 
@@ -507,7 +518,7 @@ fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, sourc
         return Err(Pending::Waiting(format!("its input `{input}` was not mapped (a measure is read through the simple metric of its name)")));
     }
     let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description") {
+    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("type: cumulative\nmetric: {input}\n"));
@@ -519,7 +530,7 @@ fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, sourc
         (None, None) => {}
         (Some(_), Some(_)) => return Err(Pending::Never("both a window and grain_to_date".into())),
     }
-    text.push_str(&provenance(&format!("{source_file}: metrics[{name}]")));
+    text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
 

@@ -24,7 +24,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use checked::CheckedModel;
-pub use yaml::quoted as yaml_quoted;
+pub use yaml::{documents_as_json as yaml_documents_as_json, quoted as yaml_quoted};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use expr::{ArithOp, MeasureExpr};
 pub use load::{

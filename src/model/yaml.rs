@@ -13,6 +13,48 @@ use super::{close_matches, is_identifier, Diagnostic, Diagnostics, Literal};
 
 pub(super) type Node = MarkedYamlOwned;
 
+/// Every document of a YAML text as JSON, each mapping with its line as
+/// `"__line"` (for readers of other tools' YAML, such as a dbt project,
+/// that report where an item came from). Bounded like the model loader:
+/// size, nesting depth; aliases and unreadable values become null.
+pub fn documents_as_json(text: &str) -> Result<Vec<serde_json::Value>, (usize, String)> {
+    if text.len() > MAX_YAML_BYTES {
+        return Err((1, format!("the file is {} bytes; at most {MAX_YAML_BYTES} are read", text.len())));
+    }
+    if let Some(line) = too_deep(text) {
+        return Err((line, format!("the YAML nests deeper than {MAX_YAML_DEPTH} levels")));
+    }
+    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| (e.marker().line(), format!("invalid YAML: {}", e.info())))?;
+    Ok(docs.iter().map(node_as_json).collect())
+}
+
+fn node_as_json(node: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &node.data {
+        YamlDataOwned::Value(ScalarOwned::Null) => J::Null,
+        YamlDataOwned::Value(ScalarOwned::Boolean(b)) => J::Bool(*b),
+        YamlDataOwned::Value(ScalarOwned::Integer(i)) => J::from(*i),
+        YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => serde_json::Number::from_f64(f.into_inner()).map_or(J::Null, J::Number),
+        YamlDataOwned::Value(ScalarOwned::String(s)) => J::String(s.clone()),
+        YamlDataOwned::Representation(s, ..) => J::String(s.to_string()),
+        YamlDataOwned::Sequence(items) => J::Array(items.iter().map(node_as_json).collect()),
+        YamlDataOwned::Mapping(entries) => {
+            let mut m = serde_json::Map::new();
+            m.insert("__line".into(), J::from(line_of(node)));
+            for (k, v) in entries.iter() {
+                let key = match node_as_json(k) {
+                    J::String(s) => s,
+                    other => other.to_string(),
+                };
+                m.insert(key, node_as_json(v));
+            }
+            J::Object(m)
+        }
+        YamlDataOwned::Tagged(_, inner) => node_as_json(inner),
+        YamlDataOwned::Alias(_) | YamlDataOwned::BadValue => J::Null,
+    }
+}
+
 /// `s` as a YAML double-quoted scalar, for the files schemabrain writes
 /// (JSON's string escaping is valid YAML).
 pub fn quoted(s: &str) -> String {
