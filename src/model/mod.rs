@@ -765,11 +765,35 @@ impl PiiPolicy {
     }
 
     pub fn tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
-        self.column_overrides.get(&format!("{}.{}.{}", table.schema, table.table, column))
+        Self::lookup(&self.column_overrides, table, column)
     }
 
     pub fn inferred_tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
-        self.inferred.get(&format!("{}.{}.{}", table.schema, table.table, column))
+        Self::lookup(&self.inferred, table, column)
+    }
+
+    /// `schema.table.column`; else, when the policy names this table under
+    /// exactly one other schema and never under this one, that entry: a
+    /// project moved to another schema (`main` in DuckDB, `public` in
+    /// Postgres) keeps its reviewed tags instead of silently falling back
+    /// to the name classifier.
+    fn lookup<'a>(tags: &'a BTreeMap<String, ColumnTag>, table: &TableRef, column: &str) -> Option<&'a ColumnTag> {
+        if let Some(t) = tags.get(&format!("{}.{}.{}", table.schema, table.table, column)) {
+            return Some(t);
+        }
+        let own_prefix = format!("{}.{}.", table.schema, table.table);
+        if tags.keys().any(|k| k.starts_with(&own_prefix)) {
+            return None;
+        }
+        let mut found = tags.iter().filter(|(k, _)| {
+            let mut parts = k.splitn(3, '.');
+            let (_, t, c) = (parts.next(), parts.next(), parts.next());
+            t == Some(table.table.as_str()) && c == Some(column)
+        });
+        match (found.next(), found.next()) {
+            (Some((_, t)), None) => Some(t),
+            _ => None,
+        }
     }
 
     /// k, when set and when every one of `categories` is a quasi-identifier

@@ -260,3 +260,42 @@ pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Adm
 pub fn is_catastrophic(category: &str) -> bool {
     CATASTROPHIC_CATEGORIES.contains(&category)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ColumnTag;
+
+    fn tag(categories: &[&str]) -> ColumnTag {
+        let sensitivity = if categories.is_empty() { "public" } else { "pii" };
+        ColumnTag { sensitivity: sensitivity.into(), categories: categories.iter().map(|c| c.to_string()).collect(), evidence: None }
+    }
+
+    fn table(schema: &str, name: &str) -> TableRef {
+        TableRef { schema: schema.into(), table: name.into() }
+    }
+
+    /// A project moved from `main` to `public` keeps its reviewed tags; a
+    /// policy that names the table under the new schema, or under several,
+    /// is not second-guessed.
+    #[test]
+    fn policy_tags_follow_a_table_moved_to_another_schema() {
+        let mut p = PiiPolicy::default();
+        p.column_overrides.insert("main.customers.postal_code".into(), tag(&["location"]));
+        p.column_overrides.insert("main.customers.email".into(), tag(&[]));
+        let moved = table("public", "customers");
+        assert_eq!(decide(&p, &moved, "postal_code").tag.categories, ["location"]);
+        assert_eq!(decide(&p, &moved, "postal_code").tag.source, "policy");
+        // The reviewed "not PII" also follows.
+        assert!(decide(&p, &moved, "email").tag.categories.is_empty());
+        // Named under the new schema too: only its own entries count.
+        p.column_overrides.insert("public.customers.segment".into(), tag(&[]));
+        assert_eq!(decide(&p, &moved, "email").tag.source, "classifier");
+        assert_eq!(decide(&p, &moved, "email").tag.categories, ["contact"]);
+        // Two other schemas disagree: no guess.
+        let mut q = PiiPolicy::default();
+        q.column_overrides.insert("a.t.x_email".into(), tag(&[]));
+        q.column_overrides.insert("b.t.x_email".into(), tag(&["contact"]));
+        assert_eq!(decide(&q, &table("c", "t"), "x_email").tag.source, "classifier");
+    }
+}
