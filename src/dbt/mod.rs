@@ -186,8 +186,11 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
         // No `columns:`: a semantic model names only some of its table's
         // columns (measures read others), so the catalog supplies them.
+        // Dimensions named apart from their column answer to their dbt name too.
+        let aliases: Vec<String> = m.columns.iter().filter(|(d, c)| d != c).map(|(d, c)| format!("{d}: {c}")).collect();
+        let aliases = if aliases.is_empty() { String::new() } else { format!("column_aliases: {{{}}}\n", aliases.join(", ")) };
         let text = format!(
-            "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{}",
+            "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{aliases}{}",
             m.entity,
             q(s(sm, "description").filter(|d| !d.trim().is_empty()).unwrap_or(&format!("dbt semantic model `{name}`"))),
             m.identity[0],

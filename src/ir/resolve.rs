@@ -141,7 +141,7 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
             request_filters.push(f);
         }
     }
-    let order_by = order_keys(&requested, &group_by, time_grain, &req.order_by)?;
+    let order_by = order_keys(model, &requested, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
         if model.join(v).is_none() {
             let available: Vec<String> = model.joins.keys().cloned().collect();
@@ -319,6 +319,7 @@ fn column(model: &SemanticModel, text: &str, role: ColumnRole) -> Result<ColumnR
             fuzzy: close_matches(entity, model.entities.keys().map(String::as_str)),
         });
     };
+    let col = e.resolve_alias(col);
     check_column(model, e, col, role)?;
     Ok(ColumnRef::new(entity, col))
 }
@@ -392,6 +393,7 @@ fn typed_values(
 }
 
 fn order_keys(
+    model: &SemanticModel,
     metrics: &[&str],
     group_by: &[ColumnRef],
     grain: Option<Grain>,
@@ -409,9 +411,14 @@ fn order_keys(
                 })
             }
         };
+        // `entity.alias` orders by the column the alias names.
+        let column = match a.column.split_once('.') {
+            Some((e, c)) => model.entity(e).map_or_else(|| a.column.clone(), |ent| format!("{e}.{}", ent.resolve_alias(c))),
+            None => a.column.clone(),
+        };
         let target = if let Some(i) = metrics.iter().position(|m| *m == a.column) {
             OutputRef::Metric(i)
-        } else if let Some(i) = group_by.iter().position(|g| g.to_string() == a.column) {
+        } else if let Some(i) = group_by.iter().position(|g| g.to_string() == column) {
             OutputRef::GroupBy(i)
         } else if grain.is_some_and(|g| is_time_name(&a.column, g)) {
             OutputRef::Time

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::yaml::{parse_documents, Field, Mapping, Node, Reader};
 use super::*;
 
-const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "provenance", "group", "columns"];
+const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "provenance", "group", "columns", "column_aliases"];
 const JOIN_KEYS: &[&str] =
     &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin", "provenance"];
 const METRIC_KEYS: &[&str] = &[
@@ -323,6 +323,7 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
     let description = optional_string(r, &map, "description");
     let group = optional_string(r, &map, "group");
     let columns = map.get("columns").map(|f| read_columns(r, f)).unwrap_or_default();
+    let column_aliases = map.get("column_aliases").map(|f| read_column_aliases(r, f, &columns)).unwrap_or_default();
     Some(Entity {
         name: name?,
         description,
@@ -333,8 +334,34 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
         group,
         columns,
         columns_from_catalog: false,
+        column_aliases,
         defined_at: origin_at(r, &map),
     })
+}
+
+/// `column_aliases: {alias: column}`: identifiers both; an alias may not be
+/// a declared column's own name, and must name a declared column when the
+/// entity declares any (the catalog checks the rest).
+fn read_column_aliases(r: &mut Reader<'_>, f: Field<'_>, columns: &[Column]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let saphyr::YamlDataOwned::Mapping(entries) = &f.node.data else {
+        r.error(f.line, "column_aliases", "expected a mapping of alias to column, e.g. `{customer_segment: segment}`");
+        return out;
+    };
+    for (k, v) in entries.iter() {
+        let key = Field { node: k, line: super::yaml::line_of(k) };
+        let value = Field { node: v, line: super::yaml::line_of(v) };
+        let (Some(alias), Some(column)) = (r.identifier(key, "column_aliases"), r.identifier(value, "column_aliases")) else { continue };
+        let path = format!("column_aliases.{alias}");
+        if columns.iter().any(|c| c.name == alias) {
+            r.error(key.line, &path, format!("`{alias}` is a column of the entity; an alias names another column"));
+        } else if !columns.is_empty() && !columns.iter().any(|c| c.name == column) {
+            r.error(value.line, &path, format!("`{column}` is not a declared column"));
+        } else {
+            out.insert(alias, column);
+        }
+    }
+    out
 }
 
 fn read_binding(r: &mut Reader<'_>, field: Field<'_>) -> Option<TableRef> {

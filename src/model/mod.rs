@@ -387,12 +387,24 @@ pub struct Entity {
     pub columns: Vec<Column>,
     /// True once a catalog has confirmed the columns.
     pub columns_from_catalog: bool,
+    /// Other names requests may use for a column (`customer_segment` →
+    /// `segment`: a dbt dimension named apart from its column).
+    pub column_aliases: BTreeMap<String, String>,
     pub defined_at: Origin,
 }
 
 impl Entity {
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The column a request's name stands for: itself, or the column an
+    /// alias names (a real column of that name wins).
+    pub fn resolve_alias<'a>(&'a self, name: &'a str) -> &'a str {
+        match self.column_aliases.get(name) {
+            Some(real) if self.column(name).is_none() => real,
+            _ => name,
+        }
     }
 
     pub fn column_names(&self) -> Vec<String> {
