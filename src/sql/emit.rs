@@ -666,6 +666,12 @@ impl Emitter<'_> {
             FilterOp::Lte => BinaryOperator::LtEq,
             FilterOp::Gt => BinaryOperator::Gt,
             FilterOp::Gte => BinaryOperator::GtEq,
+            // An empty list (only a hand-built plan has one; requests are
+            // checked): IN () keeps no row, NOT IN () every row.
+            FilterOp::In | FilterOp::NotIn if f.values.is_empty() => {
+                let keep = if f.op == FilterOp::In { "0" } else { "1" };
+                return build::binary(build::number("1"), BinaryOperator::Eq, build::number(keep));
+            }
             FilterOp::In | FilterOp::NotIn => {
                 let list = f.values.iter().map(|v| self.bind(v)).collect();
                 return Expr::InList { expr: Box::new(col), list, negated: f.op == FilterOp::NotIn };
@@ -673,7 +679,11 @@ impl Emitter<'_> {
             FilterOp::IsNull => return Expr::IsNull(Box::new(col)),
             FilterOp::NotNull => return Expr::IsNotNull(Box::new(col)),
         };
-        let value = self.bind(&f.values[0]);
+        // A comparison without a value (only a hand-built plan) keeps no row.
+        let Some(v) = f.values.first() else {
+            return build::binary(build::number("1"), BinaryOperator::Eq, build::number("0"));
+        };
+        let value = self.bind(v);
         build::binary(col, op, value)
     }
 
