@@ -98,19 +98,21 @@ fn warehouse_sql(d: &Data) -> String {
          CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, amount INTEGER, status VARCHAR, ordered_at TIMESTAMP, ship_zip VARCHAR);
          CREATE TABLE items (id INTEGER PRIMARY KEY, order_id INTEGER, category VARCHAR, qty INTEGER);\n",
     );
-    for c in &d.customers {
-        sql.push_str(&format!("INSERT INTO customers VALUES ({}, '{}', DATE '{}-05-01');\n", c.id, c.zip, c.birth_year));
-    }
-    for o in &d.orders {
-        let status = if o.cancelled { "cancelled" } else { "completed" };
-        sql.push_str(&format!(
-            "INSERT INTO orders VALUES ({}, {}, {}, '{status}', TIMESTAMP '2024-{:02}-10 12:00:00', '{}');\n",
-            o.id, o.customer, o.amount, o.month, o.ship_zip
-        ));
-    }
-    for (i, it) in d.items.iter().enumerate() {
-        sql.push_str(&format!("INSERT INTO items VALUES ({}, {}, '{}', {});\n", i + 1, it.order, it.category, it.qty));
-    }
+    // One INSERT per table (single-row statements cost seconds in a debug DuckDB).
+    let rows = |v: Vec<String>| v.join(", ");
+    let customers = d.customers.iter().map(|c| format!("({}, '{}', DATE '{}-05-01')", c.id, c.zip, c.birth_year)).collect();
+    sql.push_str(&format!("INSERT INTO customers VALUES {};\n", rows(customers)));
+    let orders = d
+        .orders
+        .iter()
+        .map(|o| {
+            let status = if o.cancelled { "cancelled" } else { "completed" };
+            format!("({}, {}, {}, '{status}', TIMESTAMP '2024-{:02}-10 12:00:00', '{}')", o.id, o.customer, o.amount, o.month, o.ship_zip)
+        })
+        .collect();
+    sql.push_str(&format!("INSERT INTO orders VALUES {};\n", rows(orders)));
+    let items = d.items.iter().enumerate().map(|(i, it)| format!("({}, {}, '{}', {})", i + 1, it.order, it.category, it.qty)).collect();
+    sql.push_str(&format!("INSERT INTO items VALUES {};\n", rows(items)));
     sql
 }
 
