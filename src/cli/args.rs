@@ -27,7 +27,7 @@ pub enum Command {
     /// Print the SQL of metrics (metric YAML files or metric names) without any engine.
     Compile {
         /// Metric files in SchemaBrain's grammar, or names of project metrics; several are answered side by side.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "saved")]
         metrics: Vec<String>,
         /// Also have DuckDB prepare the request's DuckDB SQL and DataFusion plan its DataFusion SQL, against empty tables shaped like the model (no data, no warehouse).
         #[arg(long)]
@@ -41,7 +41,7 @@ pub enum Command {
     /// Compile metrics and run them against the project's source.
     Query {
         /// Metric names; several are answered side by side.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "saved")]
         metrics: Vec<String>,
         /// Source URL (duckdb:PATH, a .duckdb path, postgres://…, mysql://…, parquet:DIR, csv:DIR, or `demo`); default: the project's.
         #[arg(long)]
@@ -169,6 +169,9 @@ pub struct RequestFlags {
     /// `concise` (at most 100 rows, as get_metric's default) or `detailed` (every row up to --limit, the CLI's default).
     #[arg(long = "response-format", value_name = "FORMAT", default_value = "detailed")]
     pub response_format: String,
+    /// Run a saved query (`queries/NAME.yaml`) instead of naming metrics; filters, --where, --order-by and --limit narrow it.
+    #[arg(long, value_name = "QUERY", conflicts_with_all = ["group_by", "grain", "time_dimension"])]
+    pub saved: Option<String>,
     /// Print the envelope as JSON.
     #[arg(long)]
     pub json: bool,
@@ -195,6 +198,7 @@ impl RequestFlags {
             where_strings: self.wheres.clone(),
             dialect: self.dialect.clone(),
             dry_run: false,
+            query: self.saved.clone(),
         })
     }
 

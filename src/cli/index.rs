@@ -174,6 +174,7 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool)
             "entities": imported.entities,
             "joins": imported.joins,
             "metrics": imported.metrics,
+            "saved_queries": imported.queries,
             "unmapped": imported.unmapped,
             "dbt_names": imported.names,
             "notes": read.notes,
@@ -183,12 +184,13 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool)
         out!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         out!(
-            "imported {} into {}: {} entities, {} joins, {} metrics",
+            "imported {} into {}: {} entities, {} joins, {} metrics, {} saved queries",
             file.display(),
             out.display(),
             imported.entities,
             imported.joins,
-            imported.metrics
+            imported.metrics,
+            imported.queries
         );
         print_changes(&changes);
         for n in &read.notes {

@@ -393,6 +393,7 @@ fn demo(project: Option<PathBuf>, json: bool) -> ExitCode {
                 wheres: Vec::new(),
                 dialect: None,
                 response_format: "detailed".into(),
+                saved: None,
                 json,
             },
         )

@@ -21,8 +21,9 @@
 //! become our filters (`where_filter`). Not yet (listed when met): computed
 //! dimensions (SQL `expr`), derived offsets (MetricFlow answers them on a
 //! time spine), cumulative `first`/`average`, conversion metrics,
-//! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities, saved
-//! queries.
+//! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities. Saved
+//! queries become `queries/<name>.yaml` (their names stay MetricFlow's:
+//! requests read them).
 //!
 //! Architecture invariant: pure over the manifest JSON; writing goes
 //! through `index::write` (atomic files, re-import keeps none stale).
@@ -55,6 +56,7 @@ pub struct Imported {
     pub entities: usize,
     pub joins: usize,
     pub metrics: usize,
+    pub queries: usize,
 }
 
 use crate::model::yaml_quoted as q;
@@ -280,12 +282,72 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });
         }
     }
+    for sq in arr(manifest, "saved_queries") {
+        let name = s(sq, "name").unwrap_or("?");
+        match saved_query(name, sq, &mapped, source_file) {
+            Ok(text) => {
+                out.files.insert(format!("queries/{name}.yaml"), text);
+                out.queries += 1;
+            }
+            Err(reason) => out.unmapped.push(Unmapped { item: format!("saved_query {name}"), reason }),
+        }
+    }
     drop_what_does_not_load(&mut out, &mut mapped);
     out.metrics = mapped.len();
-    for sq in arr(manifest, "saved_queries") {
-        out.unmapped.push(Unmapped { item: format!("saved_query {}", s(sq, "name").unwrap_or("?")), reason: "saved queries are not imported yet".into() });
-    }
     out
+}
+
+/// `Metric('revenue').descending(True)` as `-revenue`, `Dimension('x').descending(True)` as `-Dimension('x')`.
+fn order_key(text: &str) -> String {
+    let t = text.trim();
+    let (inner, descending) = match t.strip_suffix(".descending(True)") {
+        Some(inner) => (inner, true),
+        None => (t.strip_suffix(".descending(False)").unwrap_or(t), false),
+    };
+    let inner = match inner.strip_prefix("Metric(").and_then(|x| x.strip_suffix(')')) {
+        Some(args) => args.split(',').next().unwrap_or("").trim().trim_matches(|c| c == '\'' || c == '"').to_string(),
+        None => inner.to_string(),
+    };
+    if descending { format!("-{inner}") } else { inner }
+}
+
+/// A saved query as `queries/<name>.yaml`: its metrics (all mapped), group-bys
+/// and order in MetricFlow's names (requests read them), where strings, limit.
+fn saved_query(name: &str, sq: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, String> {
+    if !is_identifier(name) {
+        return Err("the name is not an identifier".into());
+    }
+    let p = sq.get("query_params").cloned().unwrap_or(Json::Null);
+    let metrics: Vec<&str> = arr(&p, "metrics").iter().filter_map(Json::as_str).collect();
+    if metrics.is_empty() {
+        return Err("no metrics".into());
+    }
+    if let Some(m) = metrics.iter().find(|m| !mapped.contains(**m)) {
+        return Err(format!("it reads metric `{m}`, which was not mapped"));
+    }
+    let quoted = |items: Vec<String>| items.iter().map(|x| q(x)).collect::<Vec<_>>().join(", ");
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(sq, "description").filter(|d| !d.trim().is_empty()) {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!("metrics: [{}]\n", metrics.join(", ")));
+    let group_by: Vec<String> = arr(&p, "group_by").iter().filter_map(Json::as_str).map(str::to_string).collect();
+    if !group_by.is_empty() {
+        text.push_str(&format!("group_by: [{}]\n", quoted(group_by)));
+    }
+    let wheres: Vec<String> = p.get("where").map(|w| arr(w, "where_filters")).unwrap_or(&[]).iter().filter_map(|w| s(w, "where_sql_template")).map(str::to_string).collect();
+    if !wheres.is_empty() {
+        text.push_str(&format!("where: [{}]\n", quoted(wheres)));
+    }
+    let order: Vec<String> = arr(&p, "order_by").iter().filter_map(Json::as_str).map(order_key).collect();
+    if !order.is_empty() {
+        text.push_str(&format!("order_by: [{}]\n", quoted(order)));
+    }
+    if let Some(n) = p.get("limit").and_then(Json::as_i64) {
+        text.push_str(&format!("limit: {n}\n"));
+    }
+    text.push_str(&provenance(&origin(sq, source_file, &format!("saved_queries[{name}]"))));
+    Ok(text)
 }
 
 /// What where strings resolve against.
@@ -552,6 +614,7 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
                     Some("entities") => FileKind::Entity,
                     Some("joins") => FileKind::Join,
                     Some("metrics") => FileKind::Metric,
+                    Some("queries") => FileKind::Query,
                     _ => return None,
                 };
                 Some((kind, std::path::PathBuf::from(rel), text.clone()))
@@ -562,7 +625,7 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
             .iter()
             .filter_map(|d| {
                 let rel = d.file.to_string_lossy().to_string();
-                rel.starts_with("metrics/").then(|| (rel, d.message.clone()))
+                (rel.starts_with("metrics/") || rel.starts_with("queries/")).then(|| (rel, d.message.clone()))
             })
             .collect();
         if bad.is_empty() {
@@ -570,9 +633,15 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
         }
         for (rel, message) in bad {
             out.files.remove(&rel);
+            let reason = format!("the grammar refuses it: {message}");
+            if let Some(query) = rel.strip_prefix("queries/") {
+                out.queries = out.queries.saturating_sub(1);
+                out.unmapped.push(Unmapped { item: format!("saved_query {}", query.trim_end_matches(".yaml")), reason });
+                continue;
+            }
             let name = rel.trim_start_matches("metrics/").trim_end_matches(".yaml").to_string();
             mapped.remove(&name);
-            out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: format!("the grammar refuses it: {message}") });
+            out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });
         }
     }
 }

@@ -307,7 +307,18 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
             metrics.push(metric(m, &at(m)));
         }
         for q in arr(doc, "saved_queries") {
-            saved_queries.push(json!({"name": s(q, "name").unwrap_or("?"), "__source": at(q)}));
+            let p = q.get("query_params").cloned().unwrap_or(Json::Null);
+            let mut params = json!({
+                "metrics": p.get("metrics").cloned().unwrap_or(json!([])),
+                "group_by": p.get("group_by").cloned().unwrap_or(json!([])),
+                "order_by": p.get("order_by").cloned().unwrap_or(json!([])),
+                "limit": p.get("limit").cloned().unwrap_or(Json::Null),
+                "where": filter(p.get("where")),
+            });
+            if let Some(obj) = params.as_object_mut() {
+                obj.remove("__line");
+            }
+            saved_queries.push(json!({"name": s(q, "name").unwrap_or("?"), "description": q.get("description"), "query_params": params, "__source": at(q)}));
         }
     }
     let manifest = json!({"semantic_models": semantic_models, "metrics": metrics, "saved_queries": saved_queries});

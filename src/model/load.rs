@@ -85,7 +85,7 @@ fn load_project_with(dir: &Path, extra_metrics: &[&Path]) -> (SemanticModel, Dia
         diags.push(Diagnostic::new(&dir, 0, "", "project directory not found"));
         return (SemanticModel::default(), diags);
     }
-    for (kind, sub) in [(FileKind::Entity, "entities"), (FileKind::Join, "joins"), (FileKind::Metric, "metrics")] {
+    for (kind, sub) in [(FileKind::Entity, "entities"), (FileKind::Join, "joins"), (FileKind::Metric, "metrics"), (FileKind::Query, "queries")] {
         for path in yaml_files(&dir.join(sub), &mut diags) {
             files.push((kind, path));
         }
@@ -121,6 +121,7 @@ pub enum FileKind {
     Entity,
     Join,
     Metric,
+    Query,
     Policy,
     Settings,
 }
@@ -162,6 +163,8 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
                     // An unknown type is reported; the rest is still read for its own errors.
                     None => read_metric(&mut r, doc).and(None),
                 },
+                FileKind::Query => read_query(&mut r, doc)
+                    .map(|q| insert_unique(&mut r, &mut model.queries, q.name.clone(), q, "saved query", |q| &q.defined_at)),
                 FileKind::Policy => read_policy(&mut r, doc).map(|p| model.pii_policy = p),
                 FileKind::Settings => read_settings(&mut r, doc).map(|s| model.settings = s),
             };
@@ -173,15 +176,72 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
         }
     }
     validate::check_skipping(&model, &broken, &mut diags);
+    for q in model.queries.values() {
+        for m in &q.metrics {
+            if model.metric(m).is_none() && !model.derived.contains_key(m) && !broken.contains(m) {
+                let names = model.metric_names();
+                diags.push(
+                    Diagnostic::new(&q.defined_at.file, q.defined_at.line_of("metrics"), "metrics", format!("saved query `{}` reads unknown metric `{m}`", q.name))
+                        .suggest(close_matches(m, names.iter().copied())),
+                );
+            }
+        }
+    }
     diags.sort();
     (model, diags)
+}
+
+const QUERY_KEYS: &[&str] =
+    &["version", "name", "description", "metrics", "group_by", "time_grain", "filter", "where", "order_by", "limit", "origin", "provenance"];
+
+fn strings(r: &mut Reader<'_>, map: &Mapping<'_>, key: &str) -> Vec<String> {
+    let Some(f) = map.get(key) else { return Vec::new() };
+    r.list(f, key).unwrap_or_default().into_iter().filter_map(|(p, item)| r.string(item, &p)).collect()
+}
+
+fn read_query(r: &mut Reader<'_>, doc: &Node) -> Option<SavedQuery> {
+    let map = r.mapping(doc, "", QUERY_KEYS, &["version", "name", "metrics"])?;
+    r.version(&map);
+    let name = map.get("name").and_then(|f| r.identifier(f, "name"));
+    let metrics: Vec<String> = match map.get("metrics") {
+        Some(f) => r.list(f, "metrics").unwrap_or_default().into_iter().filter_map(|(p, item)| r.identifier(item, &p)).collect(),
+        None => Vec::new(),
+    };
+    if metrics.is_empty() {
+        r.error(map.line, "metrics", "a saved query names at least one metric");
+    }
+    let limit = map.get("limit").and_then(|f| {
+        let n = r.integer(f, "limit")?;
+        if (1..=10_000).contains(&n) {
+            Some(n)
+        } else {
+            r.error(f.line, "limit", format!("`limit` must be between 1 and 10000, found {n}"));
+            None
+        }
+    });
+    let time_grain = map.get("time_grain").and_then(|f| r.one_of(f, "time_grain", &Grain::ALL.map(|g| g.as_str())));
+    let filters = map.get("filter").and_then(|f| read_filters(r, f)).unwrap_or_default();
+    Some(SavedQuery {
+        name: name?,
+        description: optional_string(r, &map, "description"),
+        group_by: strings(r, &map, "group_by"),
+        where_strings: strings(r, &map, "where"),
+        order_by: strings(r, &map, "order_by"),
+        metrics,
+        time_grain,
+        filters,
+        limit,
+        origin: read_origin(r, &map),
+        provenance: read_provenance(r, &map),
+        defined_at: origin_at(r, &map),
+    })
 }
 
 /// A directory or file beside the definitions whose name is close to one we
 /// read (`metric/`, `pii-policy.yaml`) is almost certainly a typo: say so,
 /// rather than silently reading nothing.
 fn report_misnamed_entries(dir: &Path, diags: &mut Diagnostics) {
-    const KNOWN: [&str; 5] = ["entities", "joins", "metrics", "pii_policy.yaml", "schemabrain.yaml"];
+    const KNOWN: [&str; 6] = ["entities", "joins", "metrics", "queries", "pii_policy.yaml", "schemabrain.yaml"];
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
     names.sort();

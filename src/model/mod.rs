@@ -88,7 +88,30 @@ pub struct SemanticModel {
     pub metrics: BTreeMap<String, Metric>,
     /// Ratio and derived metrics: arithmetic over simple metrics.
     pub derived: BTreeMap<String, DerivedMetric>,
+    /// Saved queries (`queries/<name>.yaml`), by name.
+    pub queries: BTreeMap<String, SavedQuery>,
     pub pii_policy: PiiPolicy,
+}
+
+/// A named request (`queries/<name>.yaml`; dbt's saved queries import as
+/// these): get_metric's `query` and `schemabrain query --saved` run it, and
+/// a call may add filters, where strings, an order or a limit. Group-bys
+/// and order keys may be written in MetricFlow's names.
+#[derive(Clone, Debug)]
+pub struct SavedQuery {
+    pub name: String,
+    pub description: Option<String>,
+    pub metrics: Vec<String>,
+    pub group_by: Vec<String>,
+    pub time_grain: Option<String>,
+    pub filters: Vec<FilterSpec>,
+    pub where_strings: Vec<String>,
+    /// `name` ascending, `-name` descending.
+    pub order_by: Vec<String>,
+    pub limit: Option<i64>,
+    pub origin: DefinitionOrigin,
+    pub provenance: Option<Provenance>,
+    pub defined_at: Origin,
 }
 
 impl SemanticModel {

@@ -82,6 +82,18 @@ pub fn list_metrics(project: &Project) -> Envelope {
             }
             item
         }))
+        // Saved queries: run with get_metric {"query": name}.
+        .chain(project.model.queries.values().map(|q| {
+            json!({
+                "name": q.name,
+                "description": q.description,
+                "type": "saved_query",
+                "metrics": q.metrics,
+                "group_by": q.group_by,
+                "get_metric": {"query": q.name},
+                "origin": q.origin.as_str(),
+            })
+        }))
         .collect();
     listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])
 }

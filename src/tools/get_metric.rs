@@ -62,7 +62,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             Recovery::call("get_metric", args_object(&fixed)),
         ));
     }
-    let request = match request_of(args) {
+    let request = match request_of(&project.model, args) {
         Ok(r) => r,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
@@ -124,7 +124,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             }
         }
     };
-    let unordered_cut = limit_cut && args.order_by.is_empty();
+    let unordered_cut = limit_cut && request.order_by.is_empty();
     if limit_cut {
         notes.push(format!(
             "The limit of {} cut off further rows{}.",
@@ -143,7 +143,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
 /// snapshots: the request's problems come back as the envelope a call
 /// would get.
 pub fn request_plan(project: &Project, args: &GetMetricArgs) -> Result<RequestPlan, Envelope> {
-    let request = request_of(args).map_err(|issue| issue_envelope(project, args, &issue))?;
+    let request = request_of(&project.model, args).map_err(|issue| issue_envelope(project, args, &issue))?;
     crate::plan(&project.model, &request).map_err(|issue| issue_envelope(project, args, &issue))
 }
 
@@ -202,8 +202,11 @@ fn validate(project: &Project, plan: &RequestPlan, compiled: &CompiledSql) -> Re
 
 /// The tool's JSON arguments as the resolver's request. Only value shapes
 /// can fail here (a filter value that is an object, say).
-fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
+fn request_of(model: &crate::model::SemanticModel, args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
     let filters = args.filters.iter().map(filter_of).collect::<Result<Vec<_>, _>>()?;
+    if let Some(name) = &args.query {
+        return saved_request(model, name, args, filters);
+    }
     Ok(MetricRequest {
         names: args.metric_names(),
         group_by: args.group_by.clone(),
@@ -214,6 +217,64 @@ fn request_of(args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
         limit: args.limit,
         via: args.via.clone(),
         where_strings: args.where_strings.clone(),
+    })
+}
+
+/// A saved query as the request, narrowed by the call's filters, where
+/// strings, order and limit; the call may not also name metrics, group-bys
+/// or a grain (the saved query fixes them).
+fn saved_request(model: &crate::model::SemanticModel, name: &str, args: &GetMetricArgs, mut filters: Vec<FilterArg>) -> Result<MetricRequest, ir::Issue> {
+    let Some(q) = model.queries.get(name) else {
+        let known: Vec<&str> = model.queries.keys().map(String::as_str).collect();
+        let near = crate::model::close_matches(name, known.iter().copied());
+        let hint = match (near.first(), known.is_empty()) {
+            (Some(n), _) => format!("; did you mean `{n}`?"),
+            (None, true) => "; the project has none".to_string(),
+            (None, false) => format!("; saved queries: {}", known.join(", ")),
+        };
+        return Err(ir::Issue::Malformed { argument: "query".into(), message: format!("no saved query `{}`{hint}", crate::model::echo(name)) });
+    };
+    if args.name.is_some() || !args.names.is_empty() || !args.group_by.is_empty() || args.time_grain.is_some() || args.time_dimension.is_some() {
+        return Err(ir::Issue::Malformed {
+            argument: "query".into(),
+            message: format!("saved query `{name}` fixes its metrics, group-bys and grain; add only filters, where, order_by or limit"),
+        });
+    }
+    let mut all = q
+        .filters
+        .iter()
+        .map(|f| {
+            let value = match (f.op.arity(), f.values.as_slice()) {
+                (crate::model::OpArity::None, _) => FilterValue::None,
+                (crate::model::OpArity::List, v) => FilterValue::List(v.to_vec()),
+                (crate::model::OpArity::Scalar, [v, ..]) => FilterValue::Scalar(v.clone()),
+                (crate::model::OpArity::Scalar, []) => FilterValue::None,
+            };
+            FilterArg { column: f.column.to_string(), op: f.op.as_str().to_string(), value }
+        })
+        .collect::<Vec<_>>();
+    all.append(&mut filters);
+    let order_by = if args.order_by.is_empty() {
+        q.order_by
+            .iter()
+            .map(|o| match o.strip_prefix('-') {
+                Some(n) => OrderArg { column: n.to_string(), direction: Some("desc".into()) },
+                None => OrderArg { column: o.clone(), direction: None },
+            })
+            .collect()
+    } else {
+        args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect()
+    };
+    Ok(MetricRequest {
+        names: q.metrics.clone(),
+        group_by: q.group_by.clone(),
+        filters: all,
+        time_grain: q.time_grain.clone(),
+        time_dimension: None,
+        order_by,
+        limit: args.limit.or(q.limit),
+        via: args.via.clone(),
+        where_strings: q.where_strings.iter().chain(&args.where_strings).cloned().collect(),
     })
 }
 

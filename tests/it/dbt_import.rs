@@ -59,7 +59,7 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     assert!(doc["problems"].is_null(), "the imported project loads: {doc:#}");
     assert_eq!(doc["entities"], 8, "{doc:#}");
     let unmapped: Vec<String> = doc["unmapped"].as_array().unwrap().iter().map(|u| u["item"].as_str().unwrap().to_string()).collect();
-    for want in ["semantic_model account_balances", "semantic_model store_managers", "dimension customers.signup_quarter_label", "metric revenue_mtd", "saved_query top_categories"] {
+    for want in ["semantic_model account_balances", "semantic_model store_managers", "dimension customers.signup_quarter_label", "metric revenue_mtd"] {
         assert!(unmapped.iter().any(|u| u == want), "{want} listed as unmapped: {unmapped:?}");
     }
     for u in doc["unmapped"].as_array().unwrap() {
@@ -72,6 +72,8 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     let join = p.model.joins.get("account_customer").expect("unique entity as a join");
     assert_eq!(join.cardinality.map(|c| c.as_str()), Some("one_to_one"));
     assert_eq!(doc["dbt_names"]["customer__customer_segment"], "customer.segment");
+    assert_eq!(doc["saved_queries"], 2, "{doc:#}");
+    assert!(p.model.queries.contains_key("top_categories"));
     // Re-importing over the directory changes nothing and keeps nothing stale.
     let again = import(&out);
     assert_eq!(again["files"]["added"], json!([]));
@@ -87,8 +89,17 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
 /// dimensions such as `customer__customer_segment` included: the import
 /// writes them as column aliases).
 fn as_request(case: &Json) -> Option<Json> {
-    if case.get("saved_query").is_some() {
-        return None;
+    let wheres: Vec<String> = case["where"].as_array().cloned().unwrap_or_default().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+    if let Some(saved) = case.get("saved_query") {
+        // A saved query (imported as queries/<name>.yaml), narrowed as `mf query --saved-query` allows.
+        let mut args = json!({"query": saved, "response_format": "detailed"});
+        if !wheres.is_empty() {
+            args["where"] = json!(wheres);
+        }
+        if let Some(l) = case.get("limit") {
+            args["limit"] = l.clone();
+        }
+        return Some(args);
     }
     let metrics: Vec<String> = case["metrics"].as_array()?.iter().map(|m| m.as_str().unwrap().to_string()).collect();
     let group_by: Vec<String> =
@@ -105,7 +116,6 @@ fn as_request(case: &Json) -> Option<Json> {
             if desc { json!({"column": column, "direction": "desc"}) } else { json!({"column": column}) }
         })
         .collect();
-    let wheres: Vec<String> = case["where"].as_array().cloned().unwrap_or_default().iter().map(|w| w.as_str().unwrap().to_string()).collect();
     let mut args = json!({"group_by": group_by, "response_format": "detailed", "limit": case.get("limit").cloned().unwrap_or(json!(10000))});
     if metrics.len() == 1 {
         args["name"] = json!(metrics[0]);
@@ -161,7 +171,18 @@ fn imported_metrics_answer_as_metricflow_does() {
             skipped += 1;
             continue;
         };
-        let metrics_mapped = case["metrics"].as_array().unwrap().iter().all(|m| session.project().model.metric_names().contains(&m.as_str().unwrap()));
+        // MetricFlow refuses an unknown saved query; so must we.
+        if let (Some(saved), Some(_)) = (case.get("saved_query"), expected.get("refused")) {
+            let env = serde_json::to_value(session.call("get_metric", &args)).unwrap();
+            assert_eq!(env["error"]["kind"], "malformed_name", "{slug}: {env:#}");
+            assert!(env["error"]["message"].as_str().unwrap().contains(saved.as_str().unwrap()), "{slug}: {env:#}");
+            refused.push(format!("{slug}: refused as MetricFlow refuses it"));
+            continue;
+        }
+        let metrics_mapped = match case.get("saved_query") {
+            Some(q) => session.project().model.queries.contains_key(q.as_str().unwrap()),
+            None => case["metrics"].as_array().unwrap().iter().all(|m| session.project().model.metric_names().contains(&m.as_str().unwrap())),
+        };
         if !metrics_mapped || expected.get("rows").is_none() {
             skipped += 1;
             continue;
@@ -223,7 +244,7 @@ fn imported_metrics_answer_as_metricflow_does() {
 /// settings file aside.
 fn imported_files(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for sub in ["entities", "joins", "metrics"] {
+    for sub in ["entities", "joins", "metrics", "queries"] {
         for f in std::fs::read_dir(dir.join(sub)).into_iter().flatten().flatten() {
             let text = std::fs::read_to_string(f.path()).unwrap();
             let text: Vec<&str> = text.lines().map(|l| if l.trim_start().starts_with("source:") { "  source: <cut>" } else { l }).collect();
