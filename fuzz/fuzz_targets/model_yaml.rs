@@ -10,15 +10,16 @@ use schemabrain::model::{load_checked_from_files, FileKind};
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, rest)) = data.split_first() else { return };
     let text = String::from_utf8_lossy(rest).into_owned();
-    let kind = match kind % 5 {
+    let kind = match kind % 6 {
         0 => FileKind::Entity,
         1 => FileKind::Join,
         2 => FileKind::Metric,
         3 => FileKind::Policy,
+        4 => FileKind::Query,
         _ => FileKind::Settings,
     };
     // Beside a valid entity, so metric and join files reach reference checks.
-    let entity = "version: 1\nname: order\ntable: main.orders\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: amount, type: decimal}\n  - {name: ordered_at, type: timestamp}\n";
+    let entity = "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: amount, type: decimal}\n  - {name: ordered_at, type: timestamp}\n";
     let files = vec![
         (FileKind::Entity, PathBuf::from("entities/order.yaml"), entity.to_string()),
         (kind, PathBuf::from("fuzz.yaml"), text),

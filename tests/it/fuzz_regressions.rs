@@ -27,8 +27,9 @@ fn fuzz_inputs_end_in_an_answer_or_a_clean_error() {
     for file in &yaml {
         let data = std::fs::read(file).unwrap();
         let Some((&kind, rest)) = data.split_first() else { continue };
-        let kind = [FileKind::Entity, FileKind::Join, FileKind::Metric, FileKind::Policy, FileKind::Settings][kind as usize % 5];
-        let entity = "version: 1\nname: order\ntable: main.orders\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n";
+        // As fuzz/fuzz_targets/model_yaml.rs reads them.
+        let kind = [FileKind::Entity, FileKind::Join, FileKind::Metric, FileKind::Policy, FileKind::Query, FileKind::Settings][kind as usize % 6];
+        let entity = "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: amount, type: decimal}\n  - {name: ordered_at, type: timestamp}\n";
         let files = vec![
             (FileKind::Entity, PathBuf::from("entities/order.yaml"), entity.to_string()),
             (kind, file.clone(), String::from_utf8_lossy(rest).into_owned()),
