@@ -63,6 +63,7 @@ fn request(v: &Value) -> MetricRequest {
         order_by: order_by.unwrap_or_default(),
         limit: v["limit"].as_i64(),
         via: strings(&v["via"]),
+        where_strings: strings(&v["where"]),
     }
 }
 
