@@ -73,7 +73,7 @@ pub struct GetMetricArgs {
     /// Plan and compile only; nothing is executed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
-    /// A saved query's name instead of name/group_by/time_grain (list_metrics: saved_queries); filters, where, order_by and limit may narrow it.
+    /// A saved query's name instead of name/group_by/time_grain (list_metrics lists them with type saved_query); filters, where, order_by and limit may narrow it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
 }
