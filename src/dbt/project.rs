@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
 
+use super::{arr, s};
 use crate::model::yaml_documents_as_json;
 
 /// What the project directory gave.
@@ -36,14 +37,6 @@ pub struct ProjectRead {
     pub source: Option<String>,
     /// Where the relations' schema came from, and anything not read.
     pub notes: Vec<String>,
-}
-
-fn s<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Json::as_str)
-}
-
-fn arr<'a>(v: &'a Json, key: &str) -> &'a [Json] {
-    v.get(key).and_then(Json::as_array).map_or(&[], Vec::as_slice)
 }
 
 /// The documents of one YAML file, or an error naming it and the line.
@@ -358,6 +351,20 @@ fn legacy_semantic_model(sm: &Json, relations: &Relations, source: &str) -> (Jso
     (Json::Object(m), created)
 }
 
+/// A column's `entity:` or `dimension:` (its type alone, or `{name, type}`)
+/// as a manifest item; `expr` is the column when the item is named apart.
+fn column_item(v: &Json, col: &str, default_type: &str) -> Json {
+    let (name, kind) = match v {
+        Json::String(kind) => (col.to_string(), kind.clone()),
+        other => (s(other, "name").unwrap_or(col).to_string(), s(other, "type").unwrap_or(default_type).to_string()),
+    };
+    let mut item = json!({"name": name, "type": kind});
+    if name != col {
+        item["expr"] = json!(col);
+    }
+    item
+}
+
 /// A model with `semantic_model: true` (latest spec): its columns' entities
 /// and dimensions, its derived semantics, and its simple metrics.
 fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> String) -> (Json, Vec<Json>) {
@@ -369,26 +376,11 @@ fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> 
     for c in arr(m, "columns") {
         let col = s(c, "name").unwrap_or("?");
         if let Some(e) = c.get("entity") {
-            let (ename, kind) = match e {
-                Json::String(kind) => (col.to_string(), kind.clone()),
-                other => (s(other, "name").unwrap_or(col).to_string(), s(other, "type").unwrap_or("").to_string()),
-            };
-            let mut item = json!({"name": ename, "type": kind});
-            if ename != col {
-                item["expr"] = json!(col);
-            }
-            entities.push(item);
+            entities.push(column_item(e, col, ""));
         }
         if let Some(d) = c.get("dimension") {
-            let (dname, kind) = match d {
-                Json::String(kind) => (col.to_string(), kind.clone()),
-                other => (s(other, "name").unwrap_or(col).to_string(), s(other, "type").unwrap_or("categorical").to_string()),
-            };
-            let mut item = json!({"name": dname, "type": kind});
-            if dname != col {
-                item["expr"] = json!(col);
-            }
-            if kind == "time" {
+            let mut item = column_item(d, col, "categorical");
+            if s(&item, "type") == Some("time") {
                 item["type_params"] = json!({"time_granularity": s(c, "granularity").unwrap_or("day")});
             }
             dimensions.push(item);

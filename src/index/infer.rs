@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::{Catalog, TableInfo};
 use crate::model::{ColumnTag, TypeClass};
+use crate::pii::identifier_words as words;
 
 /// A join the names or the keys propose, before the data confirms it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,9 +144,6 @@ pub fn key_stem(column: &str) -> Option<String> {
     Some(words[..words.len() - 1].join("_"))
 }
 
-fn words(name: &str) -> Vec<String> {
-    crate::pii::identifier_words(name)
-}
 
 /// Entity names per table key, unique: the singular, or `schema_singular`
 /// when two schemas hold tables of one name.

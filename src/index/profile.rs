@@ -1,6 +1,7 @@
 //! The queries `schemabrain index` runs: per-table statistics (rows,
-//! non-null and distinct counts, min/max of numbers and dates), a sample of the text columns for the value classifier, and the
-//! inclusion check that confirms a join guessed from names.
+//! non-null and distinct counts, min/max of numbers and dates), a sample of
+//! the text columns for the value classifier, and the inclusion check that
+//! confirms a join guessed from names.
 //!
 //! Samples stay in memory; only counts and the min/max of numbers and
 //! dates reach the snapshot, so no personal value is written to disk.

@@ -51,7 +51,6 @@ fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-
 fn list(items: &[String]) -> String {
     format!("[{}]", items.join(", "))
 }

@@ -16,8 +16,9 @@
 //! A name with a `.` is ours and passes untouched; the resolver then checks
 //! every rewritten name as it checks any other, with the same errors.
 //! A dimension renamed in dbt (`customer_segment` over column `segment`) is
-//! not known here: its dunder form resolves to `customer.customer_segment`,
-//! and the unknown-column error lists the columns there are.
+//! not known here: its dunder form becomes `customer.customer_segment`,
+//! which the resolver reads through the entity's `column_aliases` (the dbt
+//! import writes one per renamed dimension).
 //!
 //! Architecture invariant: depends on `model` and the pure `dbt` parser.
 

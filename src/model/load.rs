@@ -176,17 +176,6 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
         }
     }
     validate::check_skipping(&model, &broken, &mut diags);
-    for q in model.queries.values() {
-        for m in &q.metrics {
-            if model.metric(m).is_none() && !model.derived.contains_key(m) && !broken.contains(m) {
-                let names = model.metric_names();
-                diags.push(
-                    Diagnostic::new(&q.defined_at.file, q.defined_at.line_of("metrics"), "metrics", format!("saved query `{}` reads unknown metric `{m}`", q.name))
-                        .suggest(close_matches(m, names.iter().copied())),
-                );
-            }
-        }
-    }
     diags.sort();
     (model, diags)
 }

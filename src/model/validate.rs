@@ -54,6 +54,24 @@ fn check_all(cx: &Cx<'_>, diags: &mut Diagnostics) {
     for d in cx.model.derived.values() {
         check_derived(cx, d, diags);
     }
+    for q in cx.model.queries.values() {
+        check_query(cx, q, diags);
+    }
+}
+
+/// A saved query's metrics exist (simple or derived). Its group-bys and
+/// order may be MetricFlow names: the resolver checks them when it runs.
+fn check_query(cx: &Cx<'_>, q: &SavedQuery, diags: &mut Diagnostics) {
+    let at = &q.defined_at;
+    for m in &q.metrics {
+        if cx.model.metric(m).is_none() && !cx.model.derived.contains_key(m) && !cx.is_broken(m) {
+            let names = cx.model.metric_names();
+            diags.push(
+                Diagnostic::new(&at.file, at.line_of("metrics"), "metrics", format!("saved query `{}` reads unknown metric `{m}`", q.name))
+                    .suggest(close_matches(m, names.iter().copied())),
+            );
+        }
+    }
 }
 
 fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {

@@ -245,8 +245,8 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
     }));
     projection.push(build::aliased(operand, q, "sb_m"));
     projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
-    let owners: &[(String, String)] = c.group_floor.as_ref().map_or(&[], |f| f.owners.as_slice());
-    projection.extend(owners.iter().enumerate().map(|(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}"))));
+    let owners = owners_of(c);
+    projection.extend(owner_items(q, owners));
     let rows = build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) });
 
     let row_time = build::column(q, &r, "sb_t");
@@ -287,9 +287,7 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
     }
     columns.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
     // The people inside each bucket's window.
-    columns.extend((0..owners.len()).map(|j| {
-        build::aliased(build::function("count", vec![build::column(q, &r, &format!("sb_o{j}"))], true), q, &format!("sb_n{j}"))
-    }));
+    columns.extend(people_counts(q, &r, owners.len()).into_iter().enumerate().map(|(j, n)| build::aliased(n, q, &format!("sb_n{j}"))));
     let window_join = build::and_all(window_conditions).unwrap_or_else(|| build::number("1"));
     let aggregate = build::query(SelectParts {
         projection: columns,
@@ -331,7 +329,7 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
     let (from, joins, selection) = e.row_source(c);
     let deduplicated = c.aggregation.identity().is_some();
 
-    let owners: &[(String, String)] = c.group_floor.as_ref().map_or(&[], |f| f.owners.as_slice());
+    let owners = owners_of(c);
     let (outer_keys, aggregate, people, from, joins, selection): (_, _, Vec<Expr>, _, _, _) = if !deduplicated && c.non_additive.is_none() {
         let aggregate = e.aggregate(c, operand)?;
         let people = owners.iter().map(|(alias, id)| build::function("count", vec![build::column(q, alias, id)], true)).collect();
@@ -345,7 +343,7 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         inner.push(build::aliased(operand, q, "sb_m"));
         // Each owner is reached over to-one joins: one per anchor row, so
         // carrying it adds no row to the deduplicated set.
-        inner.extend(owners.iter().enumerate().map(|(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}"))));
+        inner.extend(owner_items(q, owners));
         let mut kept = None;
         if let Some(na) = &c.non_additive {
             let time = build::column(q, anchor, &na.column);
@@ -360,7 +358,7 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         let outer_keys: Vec<(Expr, String)> =
             keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
         let aggregate = e.aggregate(c, build::column(q, ROWS, "sb_m"))?;
-        let people = (0..owners.len()).map(|j| build::function("count", vec![build::column(q, ROWS, &format!("sb_o{j}"))], true)).collect();
+        let people = people_counts(q, ROWS, owners.len());
         (outer_keys, aggregate, people, build::derived(rows, q, ROWS), Vec::new(), kept)
     };
     let mut columns = outer_keys.clone();
@@ -387,6 +385,27 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         limit,
         ..SelectParts::from(from)
     }))
+}
+
+/// `1 = 1` or `1 = 0`: what a predicate with nothing to compare keeps.
+fn constant(keep: bool) -> Expr {
+    build::binary(build::number("1"), BinaryOperator::Eq, build::number(if keep { "1" } else { "0" }))
+}
+
+/// The `(alias, identity)` of each entity whose people a component counts
+/// (its group floor), none without one.
+fn owners_of(c: &ComponentPlan) -> &[(String, String)] {
+    c.group_floor.as_ref().map_or(&[], |f| f.owners.as_slice())
+}
+
+/// `alias.identity AS sb_o<j>` per owner: the people carried through a row set.
+fn owner_items(q: char, owners: &[(String, String)]) -> impl Iterator<Item = SelectItem> + '_ {
+    owners.iter().enumerate().map(move |(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}")))
+}
+
+/// `COUNT(DISTINCT rows.sb_o<j>)` per owner: the people in each group.
+fn people_counts(q: char, rows: &str, owners: usize) -> Vec<Expr> {
+    (0..owners).map(|j| build::function("count", vec![build::column(q, rows, &format!("sb_o{j}"))], true)).collect()
 }
 
 /// `n >= k`: a group of at least the policy's minimum size.
@@ -467,7 +486,7 @@ impl Emitter<'_> {
             .collect();
         // A join without keys (only a hand-built plan has one) joins no row,
         // rather than every row.
-        build::and_all(eqs).unwrap_or_else(|| build::binary(build::number("1"), BinaryOperator::Eq, build::number("0")))
+        build::and_all(eqs).unwrap_or_else(|| constant(false))
     }
 
     fn time_bucket(&self, t: &TimeBucket) -> Expr {
@@ -668,10 +687,7 @@ impl Emitter<'_> {
             FilterOp::Gte => BinaryOperator::GtEq,
             // An empty list (only a hand-built plan has one; requests are
             // checked): IN () keeps no row, NOT IN () every row.
-            FilterOp::In | FilterOp::NotIn if f.values.is_empty() => {
-                let keep = if f.op == FilterOp::In { "0" } else { "1" };
-                return build::binary(build::number("1"), BinaryOperator::Eq, build::number(keep));
-            }
+            FilterOp::In | FilterOp::NotIn if f.values.is_empty() => return constant(f.op == FilterOp::NotIn),
             FilterOp::In | FilterOp::NotIn => {
                 let list = f.values.iter().map(|v| self.bind(v)).collect();
                 return Expr::InList { expr: Box::new(col), list, negated: f.op == FilterOp::NotIn };
@@ -680,9 +696,7 @@ impl Emitter<'_> {
             FilterOp::NotNull => return Expr::IsNotNull(Box::new(col)),
         };
         // A comparison without a value (only a hand-built plan) keeps no row.
-        let Some(v) = f.values.first() else {
-            return build::binary(build::number("1"), BinaryOperator::Eq, build::number("0"));
-        };
+        let Some(v) = f.values.first() else { return constant(false) };
         let value = self.bind(v);
         build::binary(col, op, value)
     }
@@ -690,9 +704,7 @@ impl Emitter<'_> {
     /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
     fn semi_join(&mut self, s: &SemiJoin) -> Expr {
         // A semi-join without steps (only a hand-built plan has one) keeps no row.
-        let Some((first, rest)) = s.steps.split_first() else {
-            return build::binary(build::number("1"), BinaryOperator::Eq, build::number("0"));
-        };
+        let Some((first, rest)) = s.steps.split_first() else { return constant(false) };
         let joins = rest.iter().map(|j| build::inner_join(self.relation(j), self.on(j))).collect();
         let mut predicates = vec![self.on(first)];
         predicates.extend(s.filters.iter().map(|f| self.filter(f)));

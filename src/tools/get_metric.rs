@@ -213,11 +213,15 @@ fn request_of(model: &crate::model::SemanticModel, args: &GetMetricArgs) -> Resu
         filters,
         time_grain: args.time_grain.clone(),
         time_dimension: args.time_dimension.clone(),
-        order_by: args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect(),
+        order_by: order_of(args),
         limit: args.limit,
         via: args.via.clone(),
         where_strings: args.where_strings.clone(),
     })
+}
+
+fn order_of(args: &GetMetricArgs) -> Vec<OrderArg> {
+    args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect()
 }
 
 /// A saved query as the request, narrowed by the call's filters, where
@@ -254,16 +258,11 @@ fn saved_request(model: &crate::model::SemanticModel, name: &str, args: &GetMetr
         })
         .collect::<Vec<_>>();
     all.append(&mut filters);
+    // The saved order as written (`-revenue`): the resolver reads MetricFlow's `-` as descending.
     let order_by = if args.order_by.is_empty() {
-        q.order_by
-            .iter()
-            .map(|o| match o.strip_prefix('-') {
-                Some(n) => OrderArg { column: n.to_string(), direction: Some("desc".into()) },
-                None => OrderArg { column: o.clone(), direction: None },
-            })
-            .collect()
+        q.order_by.iter().map(|o| OrderArg { column: o.clone(), direction: None }).collect()
     } else {
-        args.order_by.iter().map(|o| OrderArg { column: o.column.clone(), direction: o.direction.clone() }).collect()
+        order_of(args)
     };
     Ok(MetricRequest {
         names: q.metrics.clone(),
