@@ -261,6 +261,7 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
         timeout: timeout_ms.map(Duration::from_millis),
         introspect: Introspect::Always,
         require_engine: true,
+        ..SessionOptions::default()
     };
     let session = match Session::open(project, options) {
         Ok(s) => s,

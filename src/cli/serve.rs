@@ -12,7 +12,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 
 use crate::mcp::transport;
-use crate::tools::{Session, SessionOptions};
+use crate::tools::{Session, SessionOptions, Toolsets};
 use crate::project::Project;
 
 pub const SERVE_LONG_ABOUT: &str = "\
@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// Do not append to the audit log.
     #[arg(long)]
     pub no_audit: bool,
+    /// Tool groups to offer: `semantic` (the default), `provider` (catalog
+    /// and read-only free SQL, seed 003), `all`, or a comma-separated list.
+    #[arg(long, default_value = "semantic", value_parser = parse_toolsets)]
+    pub toolsets: Toolsets,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -75,6 +79,10 @@ pub enum AuditCommand {
     },
 }
 
+fn parse_toolsets(text: &str) -> Result<Toolsets, String> {
+    Toolsets::parse(text)
+}
+
 pub fn serve(args: &ServeArgs) -> ExitCode {
     let project = match Project::open(&args.project) {
         Ok(p) => p,
@@ -90,7 +98,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let options = SessionOptions { source: args.source.clone(), audit: !args.no_audit, ..SessionOptions::default() };
+    let options = SessionOptions { source: args.source.clone(), audit: !args.no_audit, toolsets: args.toolsets, ..SessionOptions::default() };
     let shared = match Session::open(project, options) {
         Ok(s) => Arc::new(s),
         Err(e) => {

@@ -28,7 +28,13 @@ impl DuckDbEngine {
         if !path.is_file() {
             return Err(connect_err(format!("no database file at {}", path.display())));
         }
-        let config = Config::default().access_mode(AccessMode::ReadOnly).map_err(|e| connect_err(e.to_string()))?;
+        // No file, network or extension access either: free SQL (query_sql)
+        // is guarded before it gets here, and this holds if a guard misses.
+        let config = Config::default()
+            .access_mode(AccessMode::ReadOnly)
+            .and_then(|c| c.enable_external_access(false))
+            .and_then(|c| c.enable_autoload_extension(false))
+            .map_err(|e| connect_err(e.to_string()))?;
         let conn = Connection::open_with_flags(path, config).map_err(|e| connect_err(e.to_string()))?;
         Ok(DuckDbEngine { base: std::sync::Mutex::new(conn), source: source.to_string() })
     }

@@ -27,8 +27,8 @@ use serde_json::Value as Json;
 
 use crate::engine::Cancel;
 use crate::envelope::{Envelope, Status};
-use crate::tools::surface::{self, Published};
-use crate::tools::Session;
+use crate::tools::surface::Published;
+use crate::tools::{Session, Toolsets};
 
 /// The rmcp handler: cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
@@ -64,9 +64,27 @@ pub fn mcp_tool(p: &Published) -> Tool {
         .with_meta(MetaObject(spec.metadata()))
 }
 
-fn tools() -> &'static [Tool] {
-    static T: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
-    T.get_or_init(|| surface::published().iter().map(mcp_tool).collect())
+/// The MCP tools of the semantic layer, and with the provider toolset.
+fn tools(toolsets: Toolsets) -> &'static [Tool] {
+    static SEMANTIC: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    static ALL: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    let cell = if toolsets.provider { &ALL } else { &SEMANTIC };
+    cell.get_or_init(|| toolsets.tools().map(mcp_tool).collect())
+}
+
+/// The client session a call belongs to, which page tokens are bound to:
+/// the HTTP `Mcp-Session-Id` when there is one; over stdio the process is
+/// the one client.
+fn client_of(context: &RequestContext<RoleServer>) -> String {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => match parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+            Some(id) => format!("http:{id}"),
+            // Stateless HTTP (2026-07-28) names no session: tokens are
+            // still bound to their statement and unforgeable.
+            None => "http".to_string(),
+        },
+        None => crate::tools::LOCAL_CLIENT.to_string(),
+    }
 }
 
 /// The envelope as a tool result: structured plus its text mirror.
@@ -95,11 +113,11 @@ impl ServerHandler for SchemaBrainServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(tools(self.session.toolsets()).to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().iter().find(|t| t.name == name).cloned()
+        tools(self.session.toolsets()).iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -109,18 +127,18 @@ impl ServerHandler for SchemaBrainServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.map(Json::Object).unwrap_or(Json::Null);
-        if surface::find(&name).is_none() {
+        let toolsets = self.session.toolsets();
+        if toolsets.find(&name).is_none() {
             self.session.record_rejected(&name, &args);
-            return Err(ErrorData::invalid_params(
-                format!("tool not found: `{}`; tools: {}", crate::ir::echo_name(&name), crate::tools::TOOL_NAMES.join(", ")),
-                None,
-            ));
+            let names: Vec<&str> = toolsets.tools().map(|p| p.spec.name).collect();
+            return Err(ErrorData::invalid_params(format!("tool not found: `{}`; tools: {}", crate::ir::echo_name(&name), names.join(", ")), None));
         }
+        let client = client_of(&context);
         let session = self.session.clone();
         let cancel = Cancel::new();
         let in_task = cancel.clone();
         // Tools are synchronous (DuckDB, planning): keep them off the reactor.
-        let mut task = tokio::task::spawn_blocking(move || session.call_cancellable(&name, &args, &in_task));
+        let mut task = tokio::task::spawn_blocking(move || session.call_as(&client, &name, &args, &in_task));
         // A cancellation from the client interrupts the running query in the
         // engine; the call then ends (and is audited) as cancelled.
         let joined = tokio::select! {

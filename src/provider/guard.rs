@@ -14,7 +14,7 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Expr, ObjectName, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{Expr, ObjectName, SetExpr, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::{
     BigQueryDialect, Dialect, DuckDbDialect, GenericDialect, HiveDialect, MsSqlDialect, MySqlDialect, PostgreSqlDialect, SnowflakeDialect,
 };
@@ -28,29 +28,34 @@ pub const MAX_SQL_BYTES: usize = 100_000;
 
 /// Function names (the last part, lowercase) that reach files, the network,
 /// other databases or server state. Prefix entries end with `*`.
-const DENIED_FUNCTIONS: [&str; 40] = [
+const DENIED_FUNCTIONS: [&str; 43] = [
     "read_csv*", "read_parquet", "read_json*", "read_ndjson*", "read_text", "read_blob", "read_xlsx", "parquet_scan", "parquet_metadata",
     "parquet_schema", "csv_scan", "json_scan", "glob", "sniff_csv", "iceberg_*", "delta_scan", "sqlite_*", "postgres_*", "mysql_*",
     "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "lo_import", "lo_export", "lo_get", "dblink*", "http_*",
     "load_file", "sys_exec", "sys_eval", "openrowset", "opendatasource", "openquery", "xp_cmdshell", "query_table", "query",
-    "pg_terminate_backend", "pg_cancel_backend", "set_config",
+    "pg_terminate_backend", "pg_cancel_backend", "set_config", "current_setting", "getenv", "getvariable",
 ];
 
 /// Why a statement is refused: a stable code and one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
-    /// `invalid_input` (does not parse, wrong dialect, not one statement)
-    /// or `policy_blocked` (parses, but does something free SQL may not).
+    /// `invalid_input` (does not parse, wrong dialect, not one statement,
+    /// a table outside the catalog), `policy_blocked` (parses, but does
+    /// something free SQL may not) or `pii_blocked` (reads PII the policy
+    /// does not let free SQL read; from `columns`).
     pub code: &'static str,
     pub message: String,
+    /// For `pii_blocked`: the categories that caused it (blocked ones only
+    /// when a blocked column is the cause).
+    pub categories: Vec<String>,
 }
 
 fn invalid(message: String) -> Refusal {
-    Refusal { code: "invalid_input", message }
+    Refusal { code: "invalid_input", message, categories: Vec::new() }
 }
 
 fn blocked(message: String) -> Refusal {
-    Refusal { code: "policy_blocked", message }
+    Refusal { code: "policy_blocked", message, categories: Vec::new() }
 }
 
 fn parser_dialect(name: &str) -> Option<Box<dyn Dialect>> {
@@ -128,6 +133,10 @@ impl Visitor for Guard {
             self.0 = Some(blocked("locking clauses (FOR UPDATE, FOR SHARE) are not allowed in a read-only query".into()));
             return ControlFlow::Break(());
         }
+        if let Some(message) = unsupported_body(&q.body) {
+            self.0 = Some(blocked(message.into()));
+            return ControlFlow::Break(());
+        }
         if let sqlparser::ast::SetExpr::Select(s) = q.body.as_ref() {
             if s.into.is_some() {
                 self.0 = Some(blocked("SELECT ... INTO writes a table; only reading is allowed".into()));
@@ -168,6 +177,18 @@ impl Visitor for Guard {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// A query body free SQL may not have, anywhere in its set operations:
+/// data-modifying statements (Postgres' `WITH x AS (DELETE ... RETURNING *)`)
+/// and `TABLE t`, which reads a whole table without a relation to check.
+pub(super) fn unsupported_body(body: &SetExpr) -> Option<&'static str> {
+    match body {
+        SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => Some("a query may not modify data"),
+        SetExpr::Table(_) => Some("`TABLE name` is not supported by query_sql; write SELECT with the columns you need"),
+        SetExpr::SetOperation { left, right, .. } => unsupported_body(left).or_else(|| unsupported_body(right)),
+        SetExpr::Select(_) | SetExpr::Query(_) | SetExpr::Values(_) => None,
     }
 }
 
@@ -215,12 +236,32 @@ mod tests {
             ("SELEC 1", "invalid_input"),
             ("", "invalid_input"),
         ] {
-            let dialect = if sql.contains("pg_") || sql.contains("lo_") || sql.contains("dblink") || sql.contains("FOR UPDATE") { "postgres" } else { "duckdb" };
+            let dialect = if sql.contains("pg_") || sql.contains("lo_") || sql.contains("dblink") || sql.contains("FOR UPDATE") {
+                "postgres"
+            } else {
+                "duckdb"
+            };
             match check(sql, dialect) {
                 Ok(_) => panic!("{sql} passed"),
                 Err(r) => assert_eq!(r.code, code, "{sql}: {}", r.message),
             }
         }
+    }
+
+    /// `TABLE t` reads a whole table with no relation to check: refused in
+    /// every dialect, by the parser or by the guard.
+    #[test]
+    fn table_statements_never_pass() {
+        let mut parsed_somewhere = false;
+        for d in DIALECTS {
+            for sql in ["TABLE customers", "SELECT 1 UNION ALL TABLE customers"] {
+                match check(sql, d) {
+                    Ok(_) => panic!("{sql} passed in {d}"),
+                    Err(r) => parsed_somewhere |= r.code == "policy_blocked",
+                }
+            }
+        }
+        assert!(parsed_somewhere, "no dialect parses TABLE: the guard's check of it is untested");
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The data-provider surface of seed 003 (free SQL beside the semantic
-//! layer). Today: the `query_sql` guard alone, the check every free
-//! statement must pass before anything else looks at it. The tools that
-//! will use it (query_sql, explain_sql, ...) are not published yet: free
-//! SQL needs column-level PII resolution first, or it would be a side door.
+//! layer): the pure checks every free statement passes before an engine
+//! sees it. `guard` admits one read-only query that reaches nothing outside
+//! the database; `columns` resolves its column references against the
+//! catalog and applies the PII policy, so free SQL is no side door around
+//! get_metric. The tools themselves (and their page tokens) live in
+//! `tools::provider` and `tools::paging`.
 //!
-//! Architecture invariant: pure functions over SQL text; no engine, no IO.
+//! Architecture invariant: pure functions over SQL text, the catalog and
+//! the policy; no engine, no IO.
 
+pub mod columns;
 pub mod guard;

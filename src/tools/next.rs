@@ -65,6 +65,28 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
         }),
         "suggest_joins" | "resolve_join" => Some(choose("list_metrics", json!({}), "Ask a metric grouped across these entities; get_metric walks the join itself.")),
         "get_metric" => Some(metric_step(args, env, data)),
+        "list_schemas" => text(first(data, "items"), "name").map(|n| choose("list_tables", json!({"schema": n}), "List the tables of the schema the question is about.")),
+        "list_tables" => text(first(data, "items"), "qualified_name").map(|q| choose("get_table_schema", json!({"qualified_name": q}), "See the table's columns before writing SQL against it.")),
+        "get_table_schema" => text(Some(data), "qualified_name").map(|q| {
+            choose("query_sql", json!({"sql": format!("SELECT count(*) FROM {q}"), "dry_run": true}), "Write one SELECT over the columns shown (PII columns may only be counted); check it with dry_run first.")
+        }),
+        "query_sql" => Some(match data.get("page_token").and_then(Json::as_str) {
+            Some(t) => {
+                let mut more = args.clone();
+                if let Some(m) = more.as_object_mut() {
+                    m.insert("page_token".into(), json!(t));
+                }
+                NextAction::call("query_sql", more, "More rows: call again with this page_token and the same sql, or answer from the rows so far if they suffice.", false)
+            }
+            None if data.get("valid").is_some() => {
+                let mut run = args.clone();
+                if let Some(m) = run.as_object_mut() {
+                    m.remove("dry_run");
+                }
+                NextAction::call("query_sql", run, "The statement passed every check: run it.", false)
+            }
+            None => NextAction::instruct("Answer from data.rows (columns in data.columns); these are all the rows. Say the number came from free SQL, not a governed metric.", None, false),
+        }),
         _ => None,
     };
     step.unwrap_or_else(|| match env.follow_up_hints().and_then(|h| h.first()) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::escalation::RetryTracker;
-use super::{surface, Execution};
+use super::{surface, Execution, Pager, Toolsets};
 use crate::audit::AuditLog;
 use crate::engine::{self, Cancel, Engine, EngineError, Limits};
 use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
@@ -49,6 +49,8 @@ pub struct SessionOptions {
     /// A source that cannot be opened is an error (`query`), or a session
     /// that compiles only (`serve` answers everything but execution).
     pub require_engine: bool,
+    /// The tool groups offered (the provider tools only when asked for).
+    pub toolsets: Toolsets,
 }
 
 impl Default for SessionOptions {
@@ -60,6 +62,7 @@ impl Default for SessionOptions {
             timeout: None,
             introspect: Introspect::WhenNoSnapshot,
             require_engine: false,
+            toolsets: Toolsets::default(),
         }
     }
 }
@@ -91,7 +94,13 @@ pub struct Session {
     audit: Option<AuditLog>,
     /// Where the live source disagreed with the model when it was opened.
     drift: Vec<crate::catalog::Drift>,
+    toolsets: Toolsets,
+    /// Makes and checks the provider tools' page tokens.
+    pager: Pager,
 }
+
+/// The client of calls that name none (the CLI, stdio: one client per process).
+pub const LOCAL_CLIENT: &str = "local";
 
 impl Session {
     /// Opens the source (the option's, else the project's) and introspects
@@ -124,14 +133,24 @@ impl Session {
             timeout: options.timeout.unwrap_or(Duration::from_millis(settings.timeout_ms)),
         };
         let audit = options.audit.then(|| AuditLog::new(&project.dir));
-        Ok(Session { project, engine, limits, retries: RetryTracker::new(), audit, drift })
+        let toolsets = options.toolsets;
+        Ok(Session { project, engine, limits, retries: RetryTracker::new(), audit, drift, toolsets, pager: Pager::new() })
     }
 
     /// A session on a project that compiles only (no source, no audit).
     pub fn offline(project: Project) -> Session {
         let settings = &project.model.settings;
         let limits = Limits { max_rows: settings.max_rows as usize, timeout: Duration::from_millis(settings.timeout_ms) };
-        Session { project, engine: None, limits, retries: RetryTracker::new(), audit: None, drift: Vec::new() }
+        Session {
+            project,
+            engine: None,
+            limits,
+            retries: RetryTracker::new(),
+            audit: None,
+            drift: Vec::new(),
+            toolsets: Toolsets::default(),
+            pager: Pager::new(),
+        }
     }
 
     pub fn project(&self) -> &Project {
@@ -151,10 +170,26 @@ impl Session {
         self.call_cancellable(tool, args, &Cancel::never())
     }
 
+    /// The tool groups this session offers.
+    pub fn toolsets(&self) -> Toolsets {
+        self.toolsets
+    }
+
     /// `call`, with `cancel` interrupting a running query in the engine.
     pub fn call_cancellable(&self, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        self.call_as(LOCAL_CLIENT, tool, args, cancel)
+    }
+
+    /// `call_cancellable` for one client session (`client` binds the page
+    /// tokens it is given: another client cannot use them).
+    pub fn call_as(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
         if let Some(open) = self.retries.breaker(tool, args) {
             return self.record(tool, args, open);
+        }
+        if super::provider::PROVIDER_TOOLS.contains(&tool) {
+            let env = self.call_provider(client, tool, args, cancel);
+            let env = self.retries.observe(tool, args, env);
+            return self.record(tool, args, env);
         }
         if let Some(drifted) = self.drift_touched(tool, args) {
             let env = self.retries.observe(tool, args, drifted);
@@ -179,6 +214,26 @@ impl Session {
         };
         let env = self.retries.observe(tool, args, env);
         self.record(tool, args, env)
+    }
+
+    fn call_provider(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        if !self.toolsets.provider {
+            let env = Envelope::error(ToolError::new(
+                FailureKind::MalformedName,
+                format!("{tool} is a provider tool, which this server does not offer (start it with `--toolsets semantic,provider`); the semantic layer answers governed numbers"),
+                Recovery::call("list_metrics", serde_json::json!({})),
+            ));
+            return super::next::attach(tool, args, env);
+        }
+        let ctx = super::provider::ProviderContext {
+            project: &self.project,
+            engine: self.engine.as_deref(),
+            limits: self.limits,
+            cancel: cancel.clone(),
+            pager: &self.pager,
+            client,
+        };
+        surface::invoke_provider(&ctx, tool, args)
     }
 
     /// A get_metric whose plan reads a table or column that drifted in the

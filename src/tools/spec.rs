@@ -132,6 +132,9 @@ fn data_schema(tool: &str) -> Json {
         "describe_entity" => object(&[("name", "string"), ("columns", "array"), ("metrics", "array"), ("joins", "array")]),
         "resolve_join" => object(&[("name", "string"), ("source_entity", "string"), ("target_entity", "string"), ("on", "array")]),
         "get_metric" => object(&[("columns", "array"), ("dialect", "string")]),
+        "list_schemas" | "list_tables" => object(&[("items", "array"), ("count", "integer")]),
+        "get_table_schema" => object(&[("qualified_name", "string"), ("columns", "array")]),
+        "query_sql" => object(&[("sql", "string"), ("dialect", "string")]),
         _ => json!({"type": "object"}),
     }
 }
@@ -342,6 +345,68 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             side_effects: SideEffects::Read,
             formats: true,
             schema: get_metric_schema,
+        },
+    ];
+    v.sort_by_key(|s| s.name);
+    v
+}
+
+/// The provider toolset (seed 003), published only when the server is
+/// started with it (`serve --toolsets semantic,provider`).
+pub fn provider_specs() -> Vec<ToolSpec> {
+    let mut v = vec![
+        ToolSpec {
+            name: "list_schemas",
+            title: "List schemas",
+            description: "Use this when you need raw tables outside the semantic layer and do not know where they are: every schema of the source with its table count. \
+                Use list_metrics instead when a governed metric may answer. \
+                Compositions: list_schemas → list_tables → get_table_schema → query_sql.",
+            tokens_estimate: 150,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: no_args,
+        },
+        ToolSpec {
+            name: "list_tables",
+            title: "List tables",
+            description: "Use this when you need the tables of the source (optionally of one schema): qualified names, column and row counts. \
+                Use find_relevant_tables instead when you can describe the data in words. \
+                Compositions: list_schemas → list_tables → get_table_schema → query_sql.",
+            tokens_estimate: 600,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<super::provider::ListTablesArgs>,
+        },
+        ToolSpec {
+            name: "get_table_schema",
+            title: "Get a table's schema",
+            description: "Use this before writing SQL against a table (`schema.table`): columns with types, keys and PII flags (blocked columns redacted). \
+                Use describe_entity instead when the table is a modelled entity. \
+                Compositions: list_tables → get_table_schema → query_sql.",
+            tokens_estimate: 700,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::None,
+            formats: false,
+            schema: schema_of::<TableNameArgs>,
+        },
+        ToolSpec {
+            name: "query_sql",
+            title: "Run read-only SQL",
+            description: "Use this only when no governed metric answers (list_metrics first): runs one read-only SELECT over catalog tables, paged (page_size, page_token), \
+                with PII columns refused except under COUNT; dry_run checks without running. \
+                Use get_metric instead for any number the semantic layer defines. \
+                Compositions: get_table_schema → query_sql; query_sql with page_token for more rows.",
+            tokens_estimate: 2000,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::provider::QuerySqlArgs>,
         },
     ];
     v.sort_by_key(|s| s.name);

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Map, Value as Json};
 
 use super::shape::{shape, ResponseFormat};
-use super::spec::{tool_specs, ToolSpec};
+use super::spec::{provider_specs, tool_specs, ToolSpec};
 use super::{call, Execution};
 use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
 use crate::project::Project;
@@ -25,27 +25,110 @@ pub struct Published {
     pub allowed: Vec<String>,
 }
 
-/// Every tool as published, sorted by name, built once per process.
+fn publish(specs: Vec<ToolSpec>) -> Vec<Published> {
+    specs
+        .into_iter()
+        .map(|spec| {
+            let input_schema = spec.input_schema();
+            let allowed = input_schema.get("properties").and_then(Json::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            Published { spec, input_schema, allowed }
+        })
+        .collect()
+}
+
+/// Every tool of the semantic layer (the default toolset) as published,
+/// sorted by name, built once per process.
 pub fn published() -> &'static [Published] {
     static P: OnceLock<Vec<Published>> = OnceLock::new();
-    P.get_or_init(|| {
-        tool_specs()
-            .into_iter()
-            .map(|spec| {
-                let input_schema = spec.input_schema();
-                let allowed = input_schema
-                    .get("properties")
-                    .and_then(Json::as_object)
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default();
-                Published { spec, input_schema, allowed }
-            })
-            .collect()
-    })
+    P.get_or_init(|| publish(tool_specs()))
+}
+
+/// The provider toolset as published.
+pub fn published_provider() -> &'static [Published] {
+    static P: OnceLock<Vec<Published>> = OnceLock::new();
+    P.get_or_init(|| publish(provider_specs()))
+}
+
+/// The tool groups a server offers: the semantic layer always, the
+/// provider tools (seed 003: catalog and free SQL) when asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Toolsets {
+    pub provider: bool,
+}
+
+impl Toolsets {
+    /// `semantic`, `provider`, `all`, or a comma-separated list of them.
+    pub fn parse(text: &str) -> Result<Toolsets, String> {
+        let mut sets = Toolsets::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "semantic" => {}
+                "provider" | "all" => sets.provider = true,
+                other => return Err(format!("unknown toolset `{}`; toolsets: semantic, provider, all", crate::model::echo(other))),
+            }
+        }
+        Ok(sets)
+    }
+
+    /// The tools offered, semantic first, each group sorted by name.
+    pub fn tools(self) -> impl Iterator<Item = &'static Published> {
+        let provider: &'static [Published] = if self.provider { published_provider() } else { &[] };
+        published().iter().chain(provider.iter())
+    }
+
+    pub fn find(self, tool: &str) -> Option<&'static Published> {
+        self.tools().find(|p| p.spec.name == tool)
+    }
 }
 
 pub fn find(tool: &str) -> Option<&'static Published> {
     published().iter().find(|p| p.spec.name == tool)
+}
+
+/// Runs one provider tool call (argument check, tool, size cap, next
+/// action); the caller has checked that the toolset is offered.
+pub fn invoke_provider(ctx: &super::provider::ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
+    let env = match published_provider().iter().find(|p| p.spec.name == tool) {
+        None => super::provider::call(ctx, tool, args),
+        Some(p) => match object_args(p, tool, args) {
+            Err(e) => e,
+            Ok(map) => shape(tool, super::provider::call(ctx, tool, &Json::Object(map)), ResponseFormat::Detailed),
+        },
+    };
+    super::next::attach(tool, args, env)
+}
+
+/// The arguments as an object with only names the tool's schema allows;
+/// else the error naming what is wrong, with the call repaired.
+fn object_args(p: &Published, tool: &str, args: &Json) -> Result<Map<String, Json>, Envelope> {
+    let map: Map<String, Json> = match args {
+        Json::Null => Map::new(),
+        Json::Object(m) => m.clone(),
+        other => {
+            return Err(Envelope::error(ToolError::new(
+                FailureKind::MalformedName,
+                format!("arguments of {tool} must be a JSON object, not {}", kind_of(other)),
+                Recovery::none(),
+            )))
+        }
+    };
+    let unknown: Vec<String> = map.keys().filter(|k| !p.allowed.contains(k)).cloned().collect();
+    if unknown.is_empty() {
+        return Ok(map);
+    }
+    let mut fixed = map.clone();
+    fixed.retain(|k, _| p.allowed.contains(k));
+    let names: Vec<String> = unknown.iter().map(|u| format!("`{}`", crate::ir::echo_name(u))).collect();
+    let mut fuzzy = Vec::new();
+    for u in &unknown {
+        fuzzy.extend(crate::model::close_matches(u, p.allowed.iter().map(String::as_str)));
+    }
+    let allowed = if p.allowed.is_empty() { "it takes no arguments".to_string() } else { format!("allowed arguments: {}", p.allowed.join(", ")) };
+    Err(Envelope::error(ToolError::new(
+        FailureKind::MalformedName,
+        format!("{tool} does not take {}; {allowed}.", names.join(", ")),
+        Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(fuzzy),
+    )))
 }
 
 /// Runs one tool call as an agent makes it.
@@ -60,33 +143,10 @@ fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution
     let Some(p) = find(tool) else {
         return call(project, tool, args, execution);
     };
-    let mut map: Map<String, Json> = match args {
-        Json::Null => Map::new(),
-        Json::Object(m) => m.clone(),
-        other => {
-            return Envelope::error(ToolError::new(
-                FailureKind::MalformedName,
-                format!("arguments of {tool} must be a JSON object, not {}", kind_of(other)),
-                Recovery::none(),
-            ))
-        }
+    let mut map = match object_args(p, tool, args) {
+        Ok(m) => m,
+        Err(e) => return e,
     };
-    let unknown: Vec<String> = map.keys().filter(|k| !p.allowed.contains(k)).cloned().collect();
-    if !unknown.is_empty() {
-        let mut fixed = map.clone();
-        fixed.retain(|k, _| p.allowed.contains(k));
-        let names: Vec<String> = unknown.iter().map(|u| format!("`{}`", crate::ir::echo_name(u))).collect();
-        let mut fuzzy = Vec::new();
-        for u in &unknown {
-            fuzzy.extend(crate::model::close_matches(u, p.allowed.iter().map(String::as_str)));
-        }
-        let allowed = if p.allowed.is_empty() { "it takes no arguments".to_string() } else { format!("allowed arguments: {}", p.allowed.join(", ")) };
-        return Envelope::error(ToolError::new(
-            FailureKind::MalformedName,
-            format!("{tool} does not take {}; {allowed}.", names.join(", ")),
-            Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(fuzzy),
-        ));
-    }
     let format = match map.remove("response_format") {
         None | Some(Json::Null) => ResponseFormat::default(),
         Some(v) => match serde_json::from_value::<ResponseFormat>(v.clone()) {

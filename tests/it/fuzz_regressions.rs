@@ -43,7 +43,10 @@ fn fuzz_inputs_end_in_an_answer_or_a_clean_error() {
         let data = std::fs::read(&file).unwrap();
         let Some((&d, rest)) = data.split_first() else { continue };
         let dialects = schemabrain::provider::guard::DIALECTS;
-        let _ = schemabrain::provider::guard::check(&String::from_utf8_lossy(rest), dialects[d as usize % dialects.len()]);
+        if let Ok(statement) = schemabrain::provider::guard::check(&String::from_utf8_lossy(rest), dialects[d as usize % dialects.len()]) {
+            let catalog = crate::common::demo_project_with_catalog().catalog.clone().unwrap_or_default();
+            let _ = schemabrain::provider::columns::check(&statement, &catalog, &schemabrain::model::PiiPolicy::default());
+        }
     }
     let dbt = inputs("dbt_import");
     assert!(!dbt.is_empty(), "the dbt seeds are there");

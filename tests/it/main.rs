@@ -49,6 +49,8 @@ mod engines_datafusion;
 mod engines_concurrency;
 // The same oracle requests answered alike on DuckDB, Postgres, MariaDB and DataFusion; Parquet export.
 mod cross_engine;
+// The provider toolset: the adversarial query_sql corpus on DuckDB and Postgres, paging, tokens, MCP.
+mod provider;
 // fuzz/seeds and fuzz/regressions replayed on stable.
 mod fuzz_regressions;
 // Arbitrary JSON arguments into every tool: a valid envelope, never a panic.

@@ -1,0 +1,1 @@
+WITH t AS (SELECT email AS e FROM customers) SELECT row_to_json(t) FROM t, LATERAL (SELECT 1) l

@@ -1,0 +1,337 @@
+//! The `provider` toolset (seed 003): the catalog (list_schemas,
+//! list_tables, get_table_schema) and free SQL (query_sql), for numbers
+//! the semantic layer does not define. Offered only when the server is
+//! started with `--toolsets semantic,provider` (or `all`).
+//!
+//! query_sql runs a statement only after `provider::guard` (one read-only
+//! query reaching nothing outside the database) and `provider::columns`
+//! (every column reference resolved against the catalog, PII refused as in
+//! get_metric). What runs is the parsed statement rendered again, never the
+//! caller's text, so comments and quoting cannot hide anything from the
+//! checks. Results are paged: a default and a hard row cap, a byte cap per
+//! page, `has_more`, and a `page_token` (`paging`) bound to the statement
+//! and the client session. Pages follow the statement's ORDER BY with every
+//! output column as tie-breaker (all output columns without one), so a
+//! round trip returns every row exactly once.
+//!
+//! Architecture invariant: no rmcp, no printing; engines only through the
+//! `Engine` trait.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+use sqlparser::ast::{OrderByKind, Statement};
+
+use super::paging::{Pager, TokenError};
+use crate::engine::{Cancel, Engine, EngineError, Limits, ResultSet};
+use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
+use crate::project::Project;
+use crate::provider::{columns, guard};
+use crate::sql::CompiledSql;
+
+/// Rows per page unless the call asks for fewer or more.
+pub const DEFAULT_PAGE_ROWS: usize = 100;
+/// Rows per page at most, whatever the call asks.
+pub const MAX_PAGE_ROWS: usize = 1000;
+/// Bytes of row JSON per page at most: a page stops early rather than
+/// flood the agent's context (and stays under the envelope's token cap, so
+/// shaping never cuts a page); `has_more` and the token continue it.
+pub const MAX_PAGE_BYTES: usize = 60 * 1024;
+
+/// Names of the provider tools.
+pub const PROVIDER_TOOLS: [&str; 4] = ["get_table_schema", "list_schemas", "list_tables", "query_sql"];
+
+/// Arguments of `list_tables`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTablesArgs {
+    /// Only the tables of this schema (list_schemas names them); all when omitted.
+    #[serde(default)]
+    pub schema: Option<String>,
+}
+
+/// Arguments of `query_sql`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuerySqlArgs {
+    /// Exactly one read-only SELECT (WITH, joins, subqueries, UNION and window functions are fine).
+    /// Tables must be in the catalog (list_tables); PII columns may only be counted.
+    pub sql: String,
+    /// The SQL dialect; defaults to the source's own and must equal it (duckdb, postgres, mysql or datafusion).
+    #[serde(default)]
+    pub dialect: Option<String>,
+    /// Rows per page, 1..1000; default 100. A page also stops at 60 KiB of rows.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub page_size: Option<u32>,
+    /// The `page_token` of the previous page, with the same sql and dialect, for the next page.
+    #[serde(default)]
+    pub page_token: Option<String>,
+    /// Check the statement (guard, tables, PII) without running it.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What a provider call runs against.
+pub struct ProviderContext<'a> {
+    pub project: &'a Project,
+    pub engine: Option<&'a dyn Engine>,
+    pub limits: Limits,
+    pub cancel: Cancel,
+    pub pager: &'a Pager,
+    /// The client session page tokens are bound to.
+    pub client: &'a str,
+}
+
+/// Calls a provider tool with JSON arguments.
+pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
+    match tool {
+        "list_schemas" => super::with_args(tool, args, |_: super::NoArgs| list_schemas(ctx.project)),
+        "list_tables" => super::with_args(tool, args, |a: ListTablesArgs| list_tables(ctx.project, &a)),
+        "get_table_schema" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::physical::describe_table(ctx.project, &a.qualified_name)),
+        "query_sql" => super::with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
+        other => Envelope::error(ToolError::new(
+            FailureKind::MalformedName,
+            format!("unknown provider tool `{}`; provider tools: {}", crate::ir::echo_name(other), PROVIDER_TOOLS.join(", ")),
+            Recovery::none().with_fuzzy_matches(crate::model::close_matches(other, PROVIDER_TOOLS)),
+        )),
+    }
+}
+
+pub fn list_schemas(project: &Project) -> Envelope {
+    let catalog = match super::physical::catalog_of(project) {
+        Ok(c) => c,
+        Err(e) => return Envelope::error(e),
+    };
+    let mut schemas: std::collections::BTreeMap<&str, usize> = Default::default();
+    for t in catalog.tables.values() {
+        *schemas.entry(t.schema.as_str()).or_default() += 1;
+    }
+    let items: Vec<Json> = schemas.iter().map(|(s, n)| json!({"name": s, "table_count": n})).collect();
+    Envelope::success(json!({"count": items.len(), "items": items})).with_follow_up_hints(&["list_tables"])
+}
+
+pub fn list_tables(project: &Project, args: &ListTablesArgs) -> Envelope {
+    let catalog = match super::physical::catalog_of(project) {
+        Ok(c) => c,
+        Err(e) => return Envelope::error(e),
+    };
+    let wanted = args.schema.as_deref();
+    if let Some(s) = wanted {
+        let known: Vec<&str> = catalog.tables.values().map(|t| t.schema.as_str()).collect();
+        if !known.contains(&s) {
+            return Envelope::error(ToolError::new(
+                FailureKind::UnknownName,
+                format!("no schema `{}` in the catalog", crate::model::echo(s)),
+                Recovery::call("list_schemas", json!({})).with_fuzzy_matches(crate::model::close_matches(s, known)),
+            ));
+        }
+    }
+    let items: Vec<Json> = catalog
+        .tables
+        .values()
+        .filter(|t| wanted.is_none_or(|s| t.schema == s))
+        .map(|t| {
+            json!({
+                "qualified_name": format!("{}.{}", t.schema, t.name),
+                "column_count": t.columns.len(),
+                "row_count": t.row_count,
+                "description": t.comment,
+            })
+        })
+        .collect();
+    Envelope::success(json!({"count": items.len(), "items": items})).with_follow_up_hints(&["get_table_schema", "query_sql"])
+}
+
+/// The same call with `dry_run`, the recovery of a failure the statement
+/// itself did not cause.
+fn as_dry_run(args: &QuerySqlArgs) -> Json {
+    json!({"sql": args.sql, "dialect": args.dialect, "dry_run": true})
+}
+
+fn refusal(r: guard::Refusal) -> Envelope {
+    let recovery = Recovery::call("list_tables", json!({}));
+    match r.code {
+        "pii_blocked" => Envelope::refused(ToolError::refusal(RefusalKind::PiiBlocked, r.message, Recovery::call("list_metrics", json!({})), r.categories)),
+        "policy_blocked" => Envelope::refused(ToolError::refusal(RefusalKind::PolicyBlocked, r.message, recovery, Vec::new())),
+        _ => Envelope::error(ToolError::new(FailureKind::InvalidArgument, r.message, recovery)),
+    }
+}
+
+pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
+    let catalog = match super::physical::catalog_of(ctx.project) {
+        Ok(c) => c,
+        Err(e) => return Envelope::error(e),
+    };
+    let source_dialect = ctx.engine.map(|e| e.dialect().name);
+    let dialect = match (args.dialect.as_deref(), source_dialect) {
+        (Some(asked), Some(runs)) if asked != runs => {
+            let mut fixed = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+            if let Some(m) = fixed.as_object_mut() {
+                m.insert("dialect".into(), json!(runs));
+            }
+            return Envelope::error(ToolError::new(
+                FailureKind::InvalidArgument,
+                format!("the source runs {runs}, so query_sql takes {runs} SQL, not `{}` (dialects known: {})", crate::model::echo(asked), guard::DIALECTS.join(", ")),
+                Recovery::call("query_sql", fixed),
+            ));
+        }
+        (Some(asked), _) => asked.to_string(),
+        (None, Some(runs)) => runs.to_string(),
+        (None, None) => "duckdb".to_string(),
+    };
+    let statement = match guard::check(&args.sql, &dialect) {
+        Ok(s) => s,
+        Err(r) => return refusal(r),
+    };
+    let reads = match columns::check(&statement, catalog, &ctx.project.model.pii_policy) {
+        Ok(r) => r,
+        Err(r) => return refusal(r),
+    };
+    // What runs is the checked statement, rendered from its parse.
+    let checked = statement.to_string();
+    let tables: Vec<&String> = reads.tables.iter().collect();
+    if args.dry_run {
+        return Envelope::success(json!({"sql": checked, "dialect": dialect, "tables_read": tables, "valid": true}))
+            .with_follow_up_hints(&["query_sql"]);
+    }
+    let Some(engine) = ctx.engine else {
+        return Envelope::error(ToolError::new(
+            FailureKind::MissingCredential,
+            "No source database is configured (schemabrain.yaml `source`, or `serve --source`), so query_sql can only check: pass dry_run=true.",
+            Recovery::call("query_sql", as_dry_run(args)),
+        ));
+    };
+    let statement_id = Pager::statement_id(&dialect, &checked);
+    let offset = match args.page_token.as_deref() {
+        None => 0,
+        Some(t) => match ctx.pager.open(t, &statement_id, ctx.client) {
+            Ok(o) => o,
+            Err(e) => return token_error(e, args),
+        },
+    };
+    let page = args.page_size.map(|n| n as usize).unwrap_or(DEFAULT_PAGE_ROWS).clamp(1, MAX_PAGE_ROWS.min(ctx.limits.max_rows.max(1)));
+    let run = |sql: String, rows: usize| {
+        let compiled = CompiledSql { sql, params: Vec::new(), dialect: engine.dialect().name };
+        engine.execute(&compiled, Limits { max_rows: rows, timeout: ctx.limits.timeout }, &ctx.cancel)
+    };
+    // The output width, for the positional tie-breakers.
+    let width = match run(format!("SELECT * FROM ({checked}) AS sb_page LIMIT 0"), 1) {
+        Ok(r) => r.columns.len(),
+        Err(e) => return engine_error(e, args),
+    };
+    let (ordered, unordered) = paged_sql(&statement, &checked, width, page + 1, offset);
+    let (result, stable) = match run(ordered, page + 1) {
+        Ok(r) => (r, true),
+        // Columns the engine cannot sort (Postgres json, say): the engine's order.
+        Err(EngineError::Query(_)) => match run(unordered, page + 1) {
+            Ok(r) => (r, false),
+            Err(e) => return engine_error(e, args),
+        },
+        Err(e) => return engine_error(e, args),
+    };
+    answer(ctx, result, page, offset, stable, &statement_id, &dialect, &tables, &checked)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64, stable: bool, statement_id: &str, dialect: &str, tables: &[&String], checked: &str) -> Envelope {
+    // The engine was asked for one row past the page: its presence is `has_more`.
+    let fetched = result.rows.len();
+    let mut rows = Vec::new();
+    let mut bytes = 0usize;
+    let mut cut_by_bytes = false;
+    for row in result.rows.into_iter().take(page) {
+        let size = serde_json::to_string(&row).map(|s| s.len()).unwrap_or(0);
+        if !rows.is_empty() && bytes + size > MAX_PAGE_BYTES {
+            cut_by_bytes = true;
+            break;
+        }
+        bytes += size;
+        rows.push(row);
+    }
+    let delivered = rows.len();
+    let has_more = cut_by_bytes || fetched > page;
+    let next = offset + delivered as u64;
+    let columns: Vec<Json> = result.columns.iter().map(|c| json!({"name": c.name, "type": c.data_type})).collect();
+    let mut data = json!({
+        "columns": columns,
+        "rows": rows,
+        "row_count": delivered,
+        "offset": offset,
+        "has_more": has_more,
+        "dialect": dialect,
+        "tables_read": tables,
+        "sql": checked,
+        "order": if stable { "stable" } else { "engine" },
+    });
+    if has_more {
+        if let Some(m) = data.as_object_mut() {
+            m.insert("page_token".into(), json!(ctx.pager.issue(statement_id, ctx.client, next)));
+            m.insert("page_bytes_capped".into(), json!(cut_by_bytes));
+        }
+    }
+    let env = if delivered == 0 { Envelope::empty(Some(data)) } else { Envelope::success(data) };
+    env.with_follow_up_hints(if has_more { &["query_sql"] } else { &["list_metrics"] })
+}
+
+/// The statement with this page's LIMIT/OFFSET, ordered by its own ORDER BY
+/// plus every output position as tie-breaker (by every position without
+/// one); and the same page in the engine's order, for a result it cannot sort.
+fn paged_sql(statement: &Statement, checked: &str, width: usize, rows: usize, offset: u64) -> (String, String) {
+    let positions: Vec<String> = (1..=width.max(1)).map(|i| i.to_string()).collect();
+    let positions = positions.join(", ");
+    let unordered = format!("SELECT * FROM ({checked}) AS sb_page LIMIT {rows} OFFSET {offset}");
+    let own_order = match statement {
+        Statement::Query(q)
+            if q.limit_clause.is_none() && q.fetch.is_none() && q.settings.is_none() && q.format_clause.is_none() && q.for_clause.is_none() =>
+        {
+            q.order_by.as_ref().filter(|o| o.interpolate.is_none() && matches!(o.kind, OrderByKind::Expressions(ref e) if !e.is_empty()))
+        }
+        _ => None,
+    };
+    let ordered = match own_order {
+        // The rendered statement ends with its ORDER BY list.
+        Some(_) => format!("{checked}, {positions} LIMIT {rows} OFFSET {offset}"),
+        None => format!("SELECT * FROM ({checked}) AS sb_page ORDER BY {positions} LIMIT {rows} OFFSET {offset}"),
+    };
+    (ordered, unordered)
+}
+
+fn token_error(e: TokenError, args: &QuerySqlArgs) -> Envelope {
+    let mut fresh = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+    if let Some(m) = fresh.as_object_mut() {
+        m.remove("page_token");
+    }
+    Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::call("query_sql", fresh)))
+}
+
+fn engine_error(e: EngineError, args: &QuerySqlArgs) -> Envelope {
+    let recovery = Recovery::call("query_sql", as_dry_run(args));
+    let error = match e {
+        EngineError::Cancelled => ToolError::timeout(format!("{e}; nothing was answered")).with_recovery(recovery),
+        EngineError::Timeout(_) => ToolError::timeout(format!("{e}; add filters or aggregate more, or check the statement with dry_run")).with_recovery(recovery),
+        _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
+    };
+    Envelope::error(error)
+}
+
+/// The arguments as the JSON object an agent sent (for recoveries).
+struct AsArgs<'a>(&'a QuerySqlArgs);
+
+impl serde::Serialize for AsArgs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let mut v = serde_json::Map::new();
+        v.insert("sql".into(), json!(a.sql));
+        if let Some(d) = &a.dialect {
+            v.insert("dialect".into(), json!(d));
+        }
+        if let Some(n) = a.page_size {
+            v.insert("page_size".into(), json!(n));
+        }
+        if let Some(t) = &a.page_token {
+            v.insert("page_token".into(), json!(t));
+        }
+        serde::Serialize::serialize(&v, s)
+    }
+}

@@ -1,0 +1,322 @@
+//! The provider toolset (issue 17): the adversarial corpus
+//! (`tests/provider/corpus.sql`) through query_sql on DuckDB and on
+//! PostgreSQL with zero escapes (every case's outcome as written, no
+//! answered row holding a PII value read independently from the warehouse,
+//! the warehouse unchanged afterwards), paging round trips returning every
+//! row exactly once against a direct read, page tokens refused when
+//! forged, foreign or for another statement, and the toolset over MCP.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use schemabrain::engine::{self, Engine, PostgresEngine};
+use schemabrain::envelope::Envelope;
+use schemabrain::sql::CompiledSql;
+use schemabrain::tools::{Session, SessionOptions, Toolsets};
+
+use crate::common::{demo_engine, demo_project_with_catalog, demo_warehouse, limits, repo};
+use crate::engines_servers::PgSchema;
+
+struct Case {
+    expect: String,
+    only: Option<String>,
+    sql: String,
+    line: usize,
+}
+
+fn corpus() -> Vec<Case> {
+    let text = std::fs::read_to_string(repo("tests/provider/corpus.sql")).unwrap();
+    let mut cases: Vec<Case> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some(head) = line.strip_prefix("-- case:") {
+            let head = head.split(" : ").next().unwrap_or("");
+            let mut words = head.split_whitespace();
+            let expect = words.next().expect("an expectation").to_string();
+            assert!(["ok", "pii", "policy", "invalid", "fails"].contains(&expect.as_str()), "line {}: {expect}", i + 1);
+            cases.push(Case { expect, only: words.next().map(str::to_string), sql: String::new(), line: i + 1 });
+        } else if let Some(c) = cases.last_mut() {
+            c.sql.push_str(line);
+            c.sql.push('\n');
+        }
+    }
+    // Text between cases (section comments) belongs to the case before:
+    // comments do not change what a case asks.
+    cases
+}
+
+fn session(project: schemabrain::project::Project, source: &str, provider: bool) -> Session {
+    let options = SessionOptions {
+        source: Some(source.to_string()),
+        audit: false,
+        toolsets: Toolsets { provider },
+        ..SessionOptions::default()
+    };
+    Session::open(project, options).expect("session opens")
+}
+
+/// What a case got, in the corpus' words.
+fn outcome(env: &Envelope) -> String {
+    match (env.status().as_str(), env.tool_error()) {
+        ("success" | "empty", _) => "ok".into(),
+        (_, Some(e)) => match (e.kind().as_str(), e.code().as_str()) {
+            ("pii_blocked", _) => "pii".into(),
+            ("policy_blocked", _) => "policy".into(),
+            (_, "INVALID_INPUT") => "invalid".into(),
+            (_, "QUERY_FAILED") => "fails".into(),
+            (kind, code) => format!("{kind}/{code}"),
+        },
+        (status, None) => status.to_string(),
+    }
+}
+
+/// Every string cell of every answered row.
+fn cells(env: &Envelope) -> Vec<String> {
+    let rows = env.data().and_then(|d| d.get("rows")).and_then(Json::as_array).cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    fn walk(v: &Json, out: &mut Vec<String>) {
+        match v {
+            Json::String(s) => out.push(s.clone()),
+            Json::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Json::Object(m) => m.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    rows.iter().for_each(|r| walk(r, &mut out));
+    out
+}
+
+/// Runs the corpus on one engine; returns how many cases ran.
+fn run_corpus(label: &str, session: &Session, schema: &str, pii_values: &BTreeSet<String>) -> usize {
+    let mut wrong = Vec::new();
+    let mut ran = 0;
+    for case in corpus() {
+        if case.only.as_deref().is_some_and(|o| o != label) {
+            continue;
+        }
+        ran += 1;
+        let sql = case.sql.replace("{s}", schema);
+        let env = session.call("query_sql", &json!({"sql": sql, "page_size": 50}));
+        let got = outcome(&env);
+        if got != case.expect {
+            let message = env.tool_error().map(|e| e.message().to_string()).unwrap_or_default();
+            wrong.push(format!("line {}: expected {}, got {got} ({message})\n  {}", case.line, case.expect, sql.trim()));
+        }
+        for cell in cells(&env) {
+            assert!(!pii_values.contains(&cell), "{label} line {}: an answered row holds a PII value\n  {}", case.line, sql.trim());
+        }
+        // A refusal names the categories that caused it, never a catastrophic column.
+        if let Some(e) = env.tool_error() {
+            assert!(!e.message().contains("password_hash"), "line {}: {}", case.line, e.message());
+        }
+    }
+    assert!(wrong.is_empty(), "{label}: {} of {ran} cases differ:\n{}", wrong.len(), wrong.join("\n"));
+    ran
+}
+
+/// Values of the demo's PII columns, read directly from the warehouse.
+fn pii_values(engine: &dyn Engine, schema: &str, dialect: &'static str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (table, column) in [("customers", "email"), ("customers", "phone"), ("customers", "full_name"), ("customers", "password_hash"), ("addresses", "street")] {
+        let sql = CompiledSql { sql: format!("SELECT {column} FROM {schema}.{table}"), params: Vec::new(), dialect };
+        let r = engine.run(&sql, schemabrain::engine::Limits { max_rows: 1_000_000, ..limits() }).expect("reads PII for the check");
+        out.extend(r.rows.iter().filter_map(|row| row.first().and_then(Json::as_str).map(str::to_string)));
+    }
+    assert!(out.len() > 1000, "PII values read: {}", out.len());
+    out
+}
+
+fn file_hash(path: &std::path::Path) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).unwrap()).to_vec()
+}
+
+#[test]
+fn the_corpus_has_no_escape_on_duckdb() {
+    let cases = corpus();
+    assert!(cases.len() >= 150, "the corpus has {} cases", cases.len());
+    let w = demo_warehouse();
+    let before = file_hash(w);
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    let values = pii_values(&demo_engine(), "main", "duckdb");
+    let ran = run_corpus("duckdb", &s, "main", &values);
+    assert!(ran >= 150, "{ran} cases ran");
+    drop(s);
+    assert_eq!(file_hash(w), before, "the warehouse file changed");
+}
+
+#[test]
+fn the_corpus_has_no_escape_on_postgres() {
+    let Some(schema) = PgSchema::create("provider") else { return };
+    let duck = demo_engine();
+    let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+    engine::export::export(&duck, "main", &target).expect("export to Postgres");
+    let pg = PostgresEngine::connect(&schema.url).expect("connects");
+    let catalog = pg.introspect().expect("introspects");
+    let hashes = |pg: &PostgresEngine| -> BTreeMap<String, Json> {
+        catalog
+            .tables
+            .keys()
+            .map(|t| {
+                let sql = CompiledSql { sql: format!("SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"), params: Vec::new(), dialect: "postgres" };
+                let r = pg.run(&sql, limits()).unwrap();
+                (t.clone(), r.rows[0][0].clone())
+            })
+            .collect()
+    };
+    let before = hashes(&pg);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    let project = crate::cross_engine::demo_project_in(&schema.name, &dir).with_catalog(catalog.clone()).unwrap_or_else(|d| panic!("{d}"));
+    let s = session(project, &schema.url, true);
+    let values = pii_values(&pg, &schema.name, "postgres");
+    let ran = run_corpus("postgres", &s, &schema.name, &values);
+    assert!(ran >= 150, "{ran} cases ran");
+    assert_eq!(hashes(&pg), before, "a table changed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Follows page tokens to the end; the rows in order and how many pages.
+fn all_pages(s: &Session, client: &str, args: Json) -> (Vec<Vec<Json>>, usize, bool) {
+    let mut rows = Vec::new();
+    let mut pages = 0;
+    let mut byte_capped = false;
+    let mut call = args.clone();
+    loop {
+        let env = s.call_as(client, "query_sql", &call, &schemabrain::engine::Cancel::never());
+        let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap())).clone();
+        pages += 1;
+        assert_eq!(data["order"], "stable");
+        for r in data["rows"].as_array().unwrap() {
+            rows.push(r.as_array().unwrap().clone());
+        }
+        byte_capped |= data.get("page_bytes_capped") == Some(&json!(true));
+        match data.get("page_token").and_then(Json::as_str) {
+            Some(t) => {
+                assert_eq!(data["has_more"], true);
+                call = args.clone();
+                call["page_token"] = json!(t);
+            }
+            None => {
+                assert_eq!(data["has_more"], false);
+                return (rows, pages, byte_capped);
+            }
+        }
+        assert!(pages < 1000, "paging does not end");
+    }
+}
+
+fn direct(sql: &str) -> Vec<Vec<Json>> {
+    let c = CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "duckdb" };
+    demo_engine().run(&c, schemabrain::engine::Limits { max_rows: 1_000_000, ..limits() }).unwrap().rows
+}
+
+fn as_multiset(rows: &[Vec<Json>]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        *m.entry(serde_json::to_string(r).unwrap()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn paging_returns_every_row_exactly_once() {
+    let w = demo_warehouse();
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    // No ORDER BY, duplicate rows (status alone repeats): every row once.
+    let sql = "SELECT status, is_gift FROM main.orders WHERE id <= 2345";
+    let (rows, pages, _) = all_pages(&s, "a", json!({"sql": sql, "page_size": 1000}));
+    assert_eq!(pages, 3);
+    assert_eq!(as_multiset(&rows), as_multiset(&direct(sql)));
+    // The statement's own order, with ties, is kept across pages.
+    let sql = "SELECT id, amount FROM main.orders WHERE id <= 1000 ORDER BY amount DESC";
+    let (rows, pages, _) = all_pages(&s, "a", json!({"sql": sql, "page_size": 70}));
+    assert_eq!(pages, 15);
+    assert_eq!(as_multiset(&rows), as_multiset(&direct(sql)));
+    let amounts: Vec<f64> = rows.iter().map(|r| r[1].as_f64().or_else(|| r[1].as_str().and_then(|s| s.parse().ok())).unwrap()).collect();
+    assert!(amounts.windows(2).all(|p| p[0] >= p[1]), "pages break the statement's order");
+    // Wide rows: the byte cap cuts pages before the row cap.
+    let sql = "SELECT id, repeat('x', 900) AS pad FROM main.orders WHERE id <= 300";
+    let (rows, pages, capped) = all_pages(&s, "a", json!({"sql": sql, "page_size": 1000}));
+    assert!(capped && pages >= 4, "{pages} pages, capped {capped}");
+    assert_eq!(as_multiset(&rows), as_multiset(&direct(sql)));
+}
+
+#[test]
+fn page_tokens_are_bound_to_their_statement_and_client() {
+    let w = demo_warehouse();
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    let cancel = schemabrain::engine::Cancel::never();
+    let sql = "SELECT id FROM main.orders WHERE id <= 30";
+    let first = s.call_as("alice", "query_sql", &json!({"sql": sql, "page_size": 10}), &cancel);
+    let token = first.data().unwrap()["page_token"].as_str().unwrap().to_string();
+    let refused = |client: &str, args: Json, words: &str| {
+        let env = s.call_as(client, "query_sql", &args, &cancel);
+        let e = env.tool_error().unwrap_or_else(|| panic!("{args} answered"));
+        assert_eq!(e.code().as_str(), "INVALID_INPUT");
+        assert!(e.message().contains(words), "{}", e.message());
+        // The recovery is the same call without the token.
+        assert_eq!(e.recovery().suggested_tool(), Some("query_sql"));
+        assert!(!e.recovery().suggested_args().unwrap().contains_key("page_token"));
+    };
+    refused("mallory", json!({"sql": sql, "page_size": 10, "page_token": token}), "another client");
+    refused("alice", json!({"sql": "SELECT id FROM main.orders WHERE id <= 31", "page_size": 10, "page_token": token}), "another statement");
+    let mut forged = token.clone();
+    forged.replace_range(..2, if token.starts_with("7b") { "7c" } else { "7b" });
+    refused("alice", json!({"sql": sql, "page_size": 10, "page_token": forged}), "not issued by this server");
+    refused("alice", json!({"sql": sql, "page_token": "not-a-token"}), "not issued by this server");
+    // Another server (a restart) does not know the token.
+    let other = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    let env = other.call_as("alice", "query_sql", &json!({"sql": sql, "page_size": 10, "page_token": token}), &cancel);
+    assert!(env.tool_error().unwrap().message().contains("not issued by this server"));
+    // The owner continues.
+    let next = s.call_as("alice", "query_sql", &json!({"sql": sql, "page_size": 10, "page_token": token}), &cancel);
+    assert_eq!(next.data().unwrap()["offset"], 10);
+}
+
+#[test]
+fn the_provider_tools_are_offered_only_when_asked_for() {
+    let w = demo_warehouse();
+    let off = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), false);
+    let env = off.call("query_sql", &json!({"sql": "SELECT 1"}));
+    let e = env.tool_error().expect("refused without the toolset");
+    assert!(e.message().contains("--toolsets"), "{}", e.message());
+    assert_eq!(e.recovery().suggested_tool(), Some("list_metrics"));
+    assert_eq!(Toolsets::parse("semantic").unwrap(), Toolsets::default());
+    assert!(Toolsets::parse("semantic,provider").unwrap().provider && Toolsets::parse("all").unwrap().provider);
+    assert!(Toolsets::parse("everything").unwrap_err().contains("semantic, provider, all"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_provider_toolset_over_mcp_in_both_eras() {
+    let w = demo_warehouse();
+    let source = format!("duckdb:{}", w.display());
+    for era in crate::mcp::ERAS {
+        let shared = Arc::new(session(demo_project_with_catalog().clone(), &source, true));
+        let client = crate::mcp::connect(shared, era).await;
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for t in ["list_schemas", "list_tables", "get_table_schema", "query_sql", "get_metric"] {
+            assert!(names.contains(&t), "{era:?}: {t} not listed in {names:?}");
+        }
+        let query_sql = tools.iter().find(|t| t.name == "query_sql").unwrap();
+        assert_eq!(query_sql.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
+        let schemas = crate::mcp::call(&client, &tools, "list_schemas", json!({})).await;
+        assert_eq!(schemas["data"]["items"][0]["name"], "main");
+        let tables = crate::mcp::call(&client, &tools, "list_tables", json!({"schema": "main"})).await;
+        assert_eq!(tables["data"]["count"], 9);
+        let schema = crate::mcp::call(&client, &tools, "get_table_schema", json!({"qualified_name": "main.customers"})).await;
+        assert!(schema["data"]["columns"].as_array().unwrap().iter().any(|c| c["redacted"] == true));
+        let answer = crate::mcp::call(&client, &tools, "query_sql", json!({"sql": "SELECT segment, count(*) AS n FROM main.customers GROUP BY 1 ORDER BY 1"})).await;
+        assert_eq!(answer["status"], "success");
+        let direct = direct("SELECT segment, count(*) AS n FROM main.customers GROUP BY 1 ORDER BY 1");
+        assert_eq!(answer["data"]["rows"].as_array().unwrap().len(), direct.len());
+        let refused = crate::mcp::call(&client, &tools, "query_sql", json!({"sql": "SELECT email FROM main.customers"})).await;
+        assert_eq!(refused["status"], "refused");
+        assert_eq!(refused["error"]["pii_categories"], json!(["contact"]));
+        let dry = crate::mcp::call(&client, &tools, "query_sql", json!({"sql": "SELECT count(*) FROM main.orders", "dry_run": true})).await;
+        assert_eq!(dry["data"]["tables_read"], json!(["main.orders"]));
+        assert_eq!(dry["next_action"]["tool"], "query_sql");
+        client.cancel().await.ok();
+    }
+}
