@@ -11,6 +11,7 @@ mod args;
 mod browse;
 pub mod escalation;
 mod get_metric;
+mod inspect;
 mod notes;
 mod paging;
 pub mod provider;

@@ -70,6 +70,14 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
         "get_table_schema" => text(Some(data), "qualified_name").map(|q| {
             choose("query_sql", json!({"sql": format!("SELECT count(*) FROM {q}"), "dry_run": true}), "Write one SELECT over the columns shown (PII columns may only be counted); check it with dry_run first.")
         }),
+        "sample_table" | "get_stats" | "profile_table" | "detect_pii" | "explain_sql" => {
+            let q = text(Some(data), "qualified_name").map(str::to_string);
+            let sql = match q {
+                Some(q) => format!("SELECT count(*) FROM {q}"),
+                None => text(Some(data), "sql").unwrap_or("SELECT 1").to_string(),
+            };
+            Some(choose("query_sql", json!({"sql": sql, "dry_run": true}), "Write one SELECT for the question over what this showed (PII columns may only be counted); check it with dry_run first."))
+        }
         "query_sql" => Some(match data.get("page_token").and_then(Json::as_str) {
             Some(t) => {
                 let mut more = args.clone();

@@ -87,6 +87,16 @@ fn split_name(name: &str, parts: usize, example: &str) -> Result<Vec<String>, To
     Ok(v.into_iter().map(str::to_string).collect())
 }
 
+/// The catalog table `schema.table` names, or the error describe_table gives.
+pub(super) fn table_arg<'p>(project: &'p Project, qualified_name: &str) -> Result<&'p TableInfo, ToolError> {
+    let catalog = catalog_of(project)?;
+    let parts = split_name(qualified_name, 2, "`schema.table`, e.g. main.orders")?;
+    match parts.as_slice() {
+        [schema, table] => table_or_error(catalog, schema, table),
+        _ => Err(ToolError::new(FailureKind::MalformedName, "expected `schema.table`", Recovery::none())),
+    }
+}
+
 fn table_or_error<'c>(catalog: &'c Catalog, schema: &str, table: &str) -> Result<&'c TableInfo, ToolError> {
     let key = format!("{schema}.{table}");
     catalog.tables.get(&key).ok_or_else(|| {

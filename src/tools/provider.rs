@@ -1,6 +1,7 @@
 //! The `provider` toolset (seed 003): the catalog (list_schemas,
-//! list_tables, get_table_schema) and free SQL (query_sql), for numbers
-//! the semantic layer does not define. Offered only when the server is
+//! list_tables, get_table_schema), free SQL (query_sql, explain_sql) and
+//! the table tools of `inspect` (sample_table, get_stats, profile_table,
+//! detect_pii), for numbers the semantic layer does not define. Offered only when the server is
 //! started with `--toolsets semantic,provider` (or `all`).
 //!
 //! query_sql runs a statement only after `provider::guard` (one read-only
@@ -39,7 +40,8 @@ pub const MAX_PAGE_ROWS: usize = 1000;
 pub const MAX_PAGE_BYTES: usize = 60 * 1024;
 
 /// Names of the provider tools.
-pub const PROVIDER_TOOLS: [&str; 4] = ["get_table_schema", "list_schemas", "list_tables", "query_sql"];
+pub const PROVIDER_TOOLS: [&str; 9] =
+    ["detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "profile_table", "query_sql", "sample_table"];
 
 /// Arguments of `list_tables`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -72,6 +74,17 @@ pub struct QuerySqlArgs {
     pub dry_run: bool,
 }
 
+/// Arguments of `explain_sql`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainSqlArgs {
+    /// One read-only SELECT, checked as query_sql checks it.
+    pub sql: String,
+    /// The SQL dialect; defaults to the source's own and must equal it.
+    #[serde(default)]
+    pub dialect: Option<String>,
+}
+
 /// What a provider call runs against.
 pub struct ProviderContext<'a> {
     pub project: &'a Project,
@@ -90,6 +103,11 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
         "list_tables" => super::with_args(tool, args, |a: ListTablesArgs| list_tables(ctx.project, &a)),
         "get_table_schema" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::physical::describe_table(ctx.project, &a.qualified_name)),
         "query_sql" => super::with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
+        "explain_sql" => super::with_args(tool, args, |a: ExplainSqlArgs| explain_sql(ctx, &a)),
+        "sample_table" => super::with_args(tool, args, |a: super::inspect::SampleArgs| super::inspect::sample_table(ctx, &a)),
+        "get_stats" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::get_stats(ctx, &a.qualified_name)),
+        "profile_table" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::profile_table(ctx, &a.qualified_name)),
+        "detect_pii" => super::with_args(tool, args, |a: super::inspect::DetectPiiArgs| super::inspect::detect_pii(ctx, &a)),
         other => Envelope::error(ToolError::new(
             FailureKind::MalformedName,
             format!("unknown provider tool `{}`; provider tools: {}", crate::ir::echo_name(other), PROVIDER_TOOLS.join(", ")),
@@ -158,39 +176,75 @@ fn refusal(r: guard::Refusal) -> Envelope {
     }
 }
 
-pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
-    let catalog = match super::physical::catalog_of(ctx.project) {
-        Ok(c) => c,
-        Err(e) => return Envelope::error(e),
-    };
+/// A statement that passed every check, and what it reads.
+struct Checked {
+    statement: Statement,
+    /// The statement rendered from its parse: what runs.
+    sql: String,
+    dialect: String,
+    tables: Vec<String>,
+}
+
+/// The dialect, guard and column checks query_sql and explain_sql share.
+fn check_statement(ctx: &ProviderContext<'_>, tool: &str, sql: &str, asked: Option<&str>, call: Json) -> Result<Checked, Envelope> {
+    let catalog = super::physical::catalog_of(ctx.project).map_err(Envelope::error)?;
     let source_dialect = ctx.engine.map(|e| e.dialect().name);
-    let dialect = match (args.dialect.as_deref(), source_dialect) {
+    let dialect = match (asked, source_dialect) {
         (Some(asked), Some(runs)) if asked != runs => {
-            let mut fixed = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+            let mut fixed = call;
             if let Some(m) = fixed.as_object_mut() {
                 m.insert("dialect".into(), json!(runs));
             }
-            return Envelope::error(ToolError::new(
+            return Err(Envelope::error(ToolError::new(
                 FailureKind::InvalidArgument,
-                format!("the source runs {runs}, so query_sql takes {runs} SQL, not `{}` (dialects known: {})", crate::model::echo(asked), guard::DIALECTS.join(", ")),
-                Recovery::call("query_sql", fixed),
-            ));
+                format!("the source runs {runs}, so {tool} takes {runs} SQL, not `{}` (dialects known: {})", crate::model::echo(asked), guard::DIALECTS.join(", ")),
+                Recovery::call(tool, fixed),
+            )));
         }
         (Some(asked), _) => asked.to_string(),
         (None, Some(runs)) => runs.to_string(),
         (None, None) => "duckdb".to_string(),
     };
-    let statement = match guard::check(&args.sql, &dialect) {
-        Ok(s) => s,
-        Err(r) => return refusal(r),
+    let statement = guard::check(sql, &dialect).map_err(refusal)?;
+    let reads = columns::check(&statement, catalog, &ctx.project.model.pii_policy).map_err(refusal)?;
+    let sql = statement.to_string();
+    Ok(Checked { statement, sql, dialect, tables: reads.tables.into_iter().collect() })
+}
+
+pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope {
+    let call = json!({"sql": args.sql, "dialect": args.dialect});
+    let c = match check_statement(ctx, "explain_sql", &args.sql, args.dialect.as_deref(), call) {
+        Ok(c) => c,
+        Err(e) => return e,
     };
-    let reads = match columns::check(&statement, catalog, &ctx.project.model.pii_policy) {
+    let Some(engine) = ctx.engine else {
+        return Envelope::error(ToolError::new(
+            FailureKind::MissingCredential,
+            "No source database is configured, so there is no engine to plan the statement; query_sql with dry_run checks it.",
+            Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true})),
+        ));
+    };
+    let compiled = CompiledSql { sql: format!("EXPLAIN {}", c.sql), params: Vec::new(), dialect: engine.dialect().name };
+    let result = match engine.execute(&compiled, Limits { max_rows: 1000, timeout: ctx.limits.timeout }, &ctx.cancel) {
         Ok(r) => r,
-        Err(r) => return refusal(r),
+        Err(e) => return Envelope::error(ToolError::query_failed(e.to_string()).with_recovery(Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true})))),
     };
-    // What runs is the checked statement, rendered from its parse.
-    let checked = statement.to_string();
-    let tables: Vec<&String> = reads.tables.iter().collect();
+    // Every engine answers EXPLAIN with rows of text; the plan is their lines.
+    let plan: Vec<String> = result
+        .rows
+        .iter()
+        .flat_map(|row| row.iter().filter_map(Json::as_str).flat_map(str::lines).map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    Envelope::success(json!({"sql": c.sql, "dialect": c.dialect, "tables_read": c.tables, "plan": plan}))
+        .with_follow_up_hints(&["query_sql"])
+}
+
+pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
+    let call = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+    let Checked { statement, sql: checked, dialect, tables } = match check_statement(ctx, "query_sql", &args.sql, args.dialect.as_deref(), call) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
     if args.dry_run {
         return Envelope::success(json!({"sql": checked, "dialect": dialect, "tables_read": tables, "valid": true}))
             .with_follow_up_hints(&["query_sql"]);
@@ -234,7 +288,7 @@ pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64, stable: bool, statement_id: &str, dialect: &str, tables: &[&String], checked: &str) -> Envelope {
+fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64, stable: bool, statement_id: &str, dialect: &str, tables: &[String], checked: &str) -> Envelope {
     // The engine was asked for one row past the page: its presence is `has_more`.
     let fetched = result.rows.len();
     let mut rows = Vec::new();

@@ -135,6 +135,10 @@ fn data_schema(tool: &str) -> Json {
         "list_schemas" | "list_tables" => object(&[("items", "array"), ("count", "integer")]),
         "get_table_schema" => object(&[("qualified_name", "string"), ("columns", "array")]),
         "query_sql" => object(&[("sql", "string"), ("dialect", "string")]),
+        "explain_sql" => object(&[("sql", "string"), ("plan", "array")]),
+        "sample_table" => object(&[("qualified_name", "string"), ("columns", "array"), ("rows", "array"), ("masked_columns", "array")]),
+        "get_stats" | "profile_table" => object(&[("qualified_name", "string"), ("row_count", "integer"), ("columns", "array")]),
+        "detect_pii" => object(&[("qualified_name", "string"), ("columns", "array")]),
         _ => json!({"type": "object"}),
     }
 }
@@ -407,6 +411,71 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             side_effects: SideEffects::Read,
             formats: false,
             schema: schema_of::<super::provider::QuerySqlArgs>,
+        },
+        ToolSpec {
+            name: "explain_sql",
+            title: "Explain read-only SQL",
+            description: "Use this when a query_sql statement may be slow or you want to see how it runs: the engine's plan for one read-only SELECT, checked as query_sql checks it, without running it. \
+                Use query_sql with dry_run instead when you only need to know the statement is allowed. \
+                Compositions: query_sql (dry_run) → explain_sql → query_sql.",
+            tokens_estimate: 800,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::provider::ExplainSqlArgs>,
+        },
+        ToolSpec {
+            name: "sample_table",
+            title: "Sample a table",
+            description: "Use this when you need to see what a table's rows look like (up to 100, by primary key): PII columns are left out and listed as masked. \
+                Use query_sql instead for rows that answer a question. \
+                Compositions: get_table_schema → sample_table → query_sql.",
+            tokens_estimate: 900,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::inspect::SampleArgs>,
+        },
+        ToolSpec {
+            name: "get_stats",
+            title: "Get table statistics",
+            description: "Use this when you need a table's size and per-column null fraction, distinct count and (for numbers and dates) min/max, measured now; blocked PII columns are left out. \
+                Use profile_table instead when you also want each small column's most common values. \
+                Compositions: list_tables → get_stats → query_sql.",
+            tokens_estimate: 600,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<TableNameArgs>,
+        },
+        ToolSpec {
+            name: "profile_table",
+            title: "Profile a table",
+            description: "Use this when you need to know what values a table holds before filtering: get_stats plus the five most common values of every non-PII column with at most 50 distinct values. \
+                Use get_stats instead when counts suffice (one statement, cheaper). \
+                Compositions: get_table_schema → profile_table → query_sql with filters on the values seen.",
+            tokens_estimate: 1200,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<TableNameArgs>,
+        },
+        ToolSpec {
+            name: "detect_pii",
+            title: "Detect PII in a table",
+            description: "Use this when you need to know which columns of a table hold personal data: the name classifier, the value classifier over sampled values (emails, phones, cards by Luhn, IBANs, national ids, IPs) and the policy's current decision per column; no value is returned. \
+                Use get_table_schema instead when the policy's flags suffice. \
+                Compositions: list_tables → detect_pii → get_table_schema.",
+            tokens_estimate: 900,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::inspect::DetectPiiArgs>,
         },
     ];
     v.sort_by_key(|s| s.name);

@@ -172,6 +172,22 @@ fn the_corpus_has_no_escape_on_postgres() {
     let values = pii_values(&pg, &schema.name, "postgres");
     let ran = run_corpus("postgres", &s, &schema.name, &values);
     assert!(ran >= 150, "{ran} cases ran");
+    // The table tools build their own statements: they run on Postgres too,
+    // and show no PII value.
+    let customers = format!("{}.customers", schema.name);
+    for (tool, args) in [
+        ("sample_table", json!({"qualified_name": customers, "rows": 5})),
+        ("get_stats", json!({"qualified_name": customers})),
+        ("profile_table", json!({"qualified_name": customers})),
+        ("detect_pii", json!({"qualified_name": customers})),
+        ("explain_sql", json!({"sql": format!("SELECT segment, count(*) FROM {customers} GROUP BY 1")})),
+    ] {
+        let env = s.call(tool, &args);
+        assert_eq!(env.status().as_str(), "success", "{tool}: {}", serde_json::to_string(&env).unwrap());
+        let mut all = Vec::new();
+        strings(&serde_json::to_value(&env).unwrap(), &mut all);
+        assert!(all.iter().all(|v| !values.contains(v)), "{tool} shows a PII value");
+    }
     assert_eq!(hashes(&pg), before, "a table changed");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -296,7 +312,7 @@ async fn the_provider_toolset_over_mcp_in_both_eras() {
         let client = crate::mcp::connect(shared, era).await;
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        for t in ["list_schemas", "list_tables", "get_table_schema", "query_sql", "get_metric"] {
+        for t in ["list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql", "sample_table", "get_stats", "profile_table", "detect_pii", "get_metric"] {
             assert!(names.contains(&t), "{era:?}: {t} not listed in {names:?}");
         }
         let query_sql = tools.iter().find(|t| t.name == "query_sql").unwrap();
@@ -317,6 +333,106 @@ async fn the_provider_toolset_over_mcp_in_both_eras() {
         let dry = crate::mcp::call(&client, &tools, "query_sql", json!({"sql": "SELECT count(*) FROM main.orders", "dry_run": true})).await;
         assert_eq!(dry["data"]["tables_read"], json!(["main.orders"]));
         assert_eq!(dry["next_action"]["tool"], "query_sql");
+        for (tool, args) in [
+            ("sample_table", json!({"qualified_name": "main.orders", "rows": 3})),
+            ("get_stats", json!({"qualified_name": "main.regions"})),
+            ("profile_table", json!({"qualified_name": "main.regions"})),
+            ("detect_pii", json!({"qualified_name": "main.stores", "sample_rows": 10})),
+            ("explain_sql", json!({"sql": "SELECT count(*) FROM main.orders"})),
+        ] {
+            let answer = crate::mcp::call(&client, &tools, tool, args).await;
+            assert_eq!(answer["status"], "success", "{tool}: {answer}");
+        }
         client.cancel().await.ok();
     }
+}
+
+/// Every string anywhere in a JSON value.
+fn strings(v: &Json, out: &mut Vec<String>) {
+    match v {
+        Json::String(s) => out.push(s.clone()),
+        Json::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Json::Object(m) => m.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+fn number(v: &Json) -> f64 {
+    v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn the_table_tools_agree_with_direct_reads_and_show_no_pii() {
+    let w = demo_warehouse();
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    let values = pii_values(&demo_engine(), "main", "duckdb");
+    let no_pii = |env: &Envelope| {
+        let mut all = Vec::new();
+        strings(&serde_json::to_value(env).unwrap(), &mut all);
+        for v in all {
+            assert!(!values.contains(&v), "a PII value in the answer: {}", serde_json::to_string(env).unwrap());
+            assert!(!v.contains("password_hash"), "a catastrophic column named");
+        }
+    };
+
+    // sample_table: the clean columns of the first rows by key; PII listed as masked.
+    let env = s.call("sample_table", &json!({"qualified_name": "main.customers", "rows": 7}));
+    no_pii(&env);
+    let data = env.data().unwrap();
+    let cols: Vec<&str> = data["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(cols, ["id", "country", "segment", "signup_date", "region_id"]);
+    let masked: Vec<&str> = data["masked_columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(masked, ["full_name", "email", "phone", "date_of_birth", "<redacted_column_1>"]);
+    let expected = direct("SELECT id, country, segment, signup_date, region_id FROM main.customers ORDER BY id LIMIT 7");
+    let got: Vec<Vec<Json>> = data["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().clone()).collect();
+    assert_eq!(got, expected);
+
+    // get_stats: counts and bounds equal direct aggregates; blocked columns left out.
+    let env = s.call("get_stats", &json!({"qualified_name": "main.orders"}));
+    let data = env.data().unwrap();
+    let truth = direct("SELECT count(*), count(DISTINCT status), count(store_id), min(amount), max(amount) FROM main.orders");
+    assert_eq!(number(&data["row_count"]), number(&truth[0][0]));
+    let col = |name: &str| data["columns"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+    assert_eq!(number(&col("status")["distinct_count"]), number(&truth[0][1]));
+    let null_fraction = 1.0 - number(&truth[0][2]) / number(&truth[0][0]);
+    assert!((number(&col("store_id")["null_fraction"]) - null_fraction).abs() < 1e-9);
+    assert_eq!(number(&col("amount")["min"]), number(&truth[0][3]));
+    assert_eq!(number(&col("amount")["max"]), number(&truth[0][4]));
+    let env = s.call("get_stats", &json!({"qualified_name": "main.customers"}));
+    no_pii(&env);
+    let data = env.data().unwrap();
+    let col = |name: &str| data["columns"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+    assert_eq!(col("email")["redacted"], true);
+    assert!(col("email").get("distinct_count").is_none());
+    let dob = col("date_of_birth");
+    assert_eq!(number(&dob["distinct_count"]), number(&direct("SELECT count(DISTINCT date_of_birth) FROM main.customers")[0][0]));
+    assert!(dob.get("min").is_none() && dob.get("max").is_none(), "bounds of a PII column: {dob}");
+
+    // profile_table: top values of small clean columns equal a direct GROUP BY.
+    let env = s.call("profile_table", &json!({"qualified_name": "main.orders"}));
+    let data = env.data().unwrap();
+    let status = data["columns"].as_array().unwrap().iter().find(|c| c["name"] == "status").unwrap();
+    let top: Vec<(String, f64)> = status["top_values"].as_array().unwrap().iter().map(|t| (t["value"].as_str().unwrap().to_string(), number(&t["count"]))).collect();
+    let truth: Vec<(String, f64)> = direct("SELECT status, count(*) FROM main.orders GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5").iter().map(|r| (r[0].as_str().unwrap().to_string(), number(&r[1]))).collect();
+    assert_eq!(top, truth);
+    assert!(data["columns"].as_array().unwrap().iter().find(|c| c["name"] == "id").unwrap().get("top_values").is_none());
+
+    // detect_pii: the value classifier finds the emails; no value comes back.
+    let env = s.call("detect_pii", &json!({"qualified_name": "main.customers"}));
+    no_pii(&env);
+    let data = env.data().unwrap();
+    let email = data["columns"].as_array().unwrap().iter().find(|c| c["name"] == "email").unwrap();
+    assert_eq!(email["value_match"]["category"], "contact", "{email}");
+    assert_eq!(email["policy"]["blocked"], true);
+    let segment = data["columns"].as_array().unwrap().iter().find(|c| c["name"] == "segment").unwrap();
+    assert_eq!(segment["value_match"], Json::Null);
+
+    // explain_sql: a plan for what query_sql would run; PII refused the same way.
+    let env = s.call("explain_sql", &json!({"sql": "SELECT status, count(*) FROM main.orders GROUP BY 1"}));
+    assert!(!env.data().unwrap()["plan"].as_array().unwrap().is_empty(), "{}", serde_json::to_string(&env).unwrap());
+    let env = s.call("explain_sql", &json!({"sql": "SELECT email FROM main.customers"}));
+    assert_eq!(env.status().as_str(), "refused");
+    // Unknown tables get the describe_table error and its recovery.
+    let env = s.call("sample_table", &json!({"qualified_name": "main.custmers"}));
+    assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches().first().map(String::as_str), Some("main.customers"));
 }

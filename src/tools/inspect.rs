@@ -1,0 +1,321 @@
+//! The provider toolset's table tools (seed 003): sample_table, get_stats,
+//! profile_table and detect_pii. Each reads one catalog table through the
+//! engine with statements built here (never caller text), under the same
+//! PII decision as every other tool: blocked columns are never read (nor
+//! named, when catastrophic), other PII columns are only counted, and
+//! detect_pii reads values server-side to classify them but returns no
+//! value, only categories and shares.
+//!
+//! Architecture invariant: no rmcp, no printing; engines only through the
+//! `Engine` trait.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+use sqlparser::ast::Ident;
+
+use super::provider::ProviderContext;
+use crate::catalog::{ColumnInfo, TableInfo};
+use crate::engine::{Engine, EngineError, Limits, ResultSet};
+use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
+use crate::model::TableRef;
+use crate::pii::Decision;
+use crate::sql::CompiledSql;
+
+/// Rows sample_table returns at most.
+pub const MAX_SAMPLE_ROWS: u32 = 100;
+/// Values per text column detect_pii classifies at most.
+pub const MAX_PII_SAMPLES: u32 = 1000;
+/// Columns profile_table lists top values for at most, and the values each.
+const TOP_VALUE_COLUMNS: usize = 20;
+const TOP_VALUES: usize = 5;
+/// Distinct values above which a column gets no top-values list.
+const TOP_VALUES_MAX_DISTINCT: u64 = 50;
+
+/// Arguments of `sample_table`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SampleArgs {
+    /// The table as `schema.table` (list_tables names them).
+    pub qualified_name: String,
+    /// Rows, 1..100; default 10.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub rows: Option<u32>,
+}
+
+/// Arguments of `detect_pii`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetectPiiArgs {
+    /// The table as `schema.table`.
+    pub qualified_name: String,
+    /// Non-null values sampled per text column, 10..1000; default 200.
+    #[serde(default)]
+    #[schemars(range(min = 10, max = 1000))]
+    pub sample_rows: Option<u32>,
+}
+
+/// One column of a table as the policy sees it.
+struct Col<'t> {
+    info: &'t ColumnInfo,
+    decision: Decision,
+    /// Its name as tools may show it (a placeholder when catastrophic).
+    shown: String,
+}
+
+impl Col<'_> {
+    fn blocked(&self) -> bool {
+        self.decision.redacted()
+    }
+    fn pii(&self) -> bool {
+        self.decision.guarded() || self.blocked()
+    }
+}
+
+struct Table<'p> {
+    info: &'p TableInfo,
+    columns: Vec<Col<'p>>,
+    engine: &'p dyn Engine,
+    quote: char,
+}
+
+impl Table<'_> {
+    fn ident(&self, name: &str) -> String {
+        Ident::with_quote(self.quote, name).to_string()
+    }
+
+    fn from(&self) -> String {
+        format!("{}.{}", self.ident(&self.info.schema), self.ident(&self.info.name))
+    }
+
+    fn run(&self, ctx: &ProviderContext<'_>, sql: String, max_rows: usize) -> Result<ResultSet, ToolError> {
+        let compiled = CompiledSql { sql, params: Vec::new(), dialect: self.engine.dialect().name };
+        self.engine.execute(&compiled, Limits { max_rows, timeout: ctx.limits.timeout }, &ctx.cancel).map_err(engine_error)
+    }
+}
+
+fn engine_error(e: EngineError) -> ToolError {
+    match e {
+        EngineError::Timeout(_) | EngineError::Cancelled => ToolError::timeout(e.to_string()),
+        _ => ToolError::query_failed(e.to_string()),
+    }
+}
+
+/// The table, its columns under the policy, and the engine to read it.
+fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<'p>, ToolError> {
+    let info = super::physical::table_arg(ctx.project, qualified_name)?;
+    let Some(engine) = ctx.engine else {
+        return Err(ToolError::new(
+            FailureKind::MissingCredential,
+            "No source database is configured (schemabrain.yaml `source`, or `serve --source`), so the table cannot be read; get_table_schema answers from the catalog.",
+            Recovery::call("get_table_schema", json!({"qualified_name": qualified_name})),
+        ));
+    };
+    let policy = &ctx.project.model.pii_policy;
+    let tref = TableRef { schema: info.schema.clone(), table: info.name.clone() };
+    let names = crate::pii::listing_names(policy, &tref, info.columns.iter().map(|c| c.name.as_str()));
+    let columns = info
+        .columns
+        .iter()
+        .map(|c| Col { info: c, decision: crate::pii::decide(policy, &tref, &c.name), shown: names.get(&c.name).cloned().unwrap_or_else(|| c.name.clone()) })
+        .collect();
+    Ok(Table { info, columns, engine, quote: engine.dialect().quote })
+}
+
+fn failed(e: ToolError) -> Envelope {
+    Envelope::error(e)
+}
+
+/// Numbers, dates and times: min/max are reported for these only.
+fn ordered_type(data_type: &str) -> bool {
+    let t = data_type.to_uppercase();
+    ["INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "DATE", "TIME"].iter().any(|k| t.contains(k))
+}
+
+fn text_type(data_type: &str) -> bool {
+    let t = data_type.to_uppercase();
+    ["CHAR", "TEXT", "STRING", "UTF8"].iter().any(|k| t.contains(k))
+}
+
+pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
+    let t = match open(ctx, &args.qualified_name) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let n = args.rows.unwrap_or(10).clamp(1, MAX_SAMPLE_ROWS) as usize;
+    let shown: Vec<&Col> = t.columns.iter().filter(|c| !c.pii()).collect();
+    let masked: Vec<Json> = t
+        .columns
+        .iter()
+        .filter(|c| c.pii())
+        .map(|c| json!({"name": c.shown, "pii_categories": c.decision.shown_categories(), "blocked": c.blocked()}))
+        .collect();
+    let rows: Vec<Json> = if shown.is_empty() {
+        Vec::new()
+    } else {
+        let list: Vec<String> = shown.iter().map(|c| t.ident(&c.info.name)).collect();
+        // The primary key orders the sample, so it is the same on every call.
+        let order = if t.info.primary_key.is_empty() { String::new() } else { format!(" ORDER BY {}", t.info.primary_key.iter().map(|k| t.ident(k)).collect::<Vec<_>>().join(", ")) };
+        match t.run(ctx, format!("SELECT {} FROM {}{order} LIMIT {n}", list.join(", "), t.from()), n) {
+            Ok(r) => r.rows.into_iter().map(Json::from).collect(),
+            Err(e) => return failed(e),
+        }
+    };
+    let columns: Vec<Json> = shown.iter().map(|c| json!({"name": c.info.name, "type": c.info.data_type})).collect();
+    Envelope::success(json!({
+        "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
+        "columns": columns,
+        "rows": rows,
+        "row_count": rows.len(),
+        "masked_columns": masked,
+    }))
+    .with_follow_up_hints(&["query_sql", "profile_table"])
+}
+
+/// Per-column counts (and min/max of clean ordered columns) in one statement.
+fn stats(ctx: &ProviderContext<'_>, t: &Table<'_>) -> Result<(u64, Vec<Json>), ToolError> {
+    let mut items = vec!["count(*)".to_string()];
+    let readable: Vec<&Col> = t.columns.iter().filter(|c| !c.blocked()).collect();
+    for c in &readable {
+        let col = t.ident(&c.info.name);
+        items.push(format!("count({col})"));
+        items.push(format!("count(DISTINCT {col})"));
+        if !c.pii() && ordered_type(&c.info.data_type) {
+            items.push(format!("min({col})"));
+            items.push(format!("max({col})"));
+        }
+    }
+    let r = t.run(ctx, format!("SELECT {} FROM {}", items.join(", "), t.from()), 1)?;
+    let row = r.rows.into_iter().next().unwrap_or_default();
+    let mut values = row.into_iter();
+    let int = |v: Option<Json>| v.and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))).unwrap_or(0);
+    let total = int(values.next());
+    let mut out = Vec::new();
+    for c in &t.columns {
+        if c.blocked() {
+            out.push(json!({"name": c.shown, "redacted": true, "pii_categories": c.decision.shown_categories()}));
+            continue;
+        }
+        let non_null = int(values.next());
+        let distinct = int(values.next());
+        let null_fraction = if total == 0 { 0.0 } else { (total - non_null.min(total)) as f64 / total as f64 };
+        let mut item = json!({
+            "name": c.info.name,
+            "type": c.info.data_type,
+            "null_fraction": null_fraction,
+            "distinct_count": distinct,
+        });
+        if !c.pii() && ordered_type(&c.info.data_type) {
+            item["min"] = values.next().unwrap_or(Json::Null);
+            item["max"] = values.next().unwrap_or(Json::Null);
+        }
+        if c.pii() {
+            item["pii_categories"] = json!(c.decision.shown_categories());
+        }
+        out.push(item);
+    }
+    Ok((total, out))
+}
+
+pub fn get_stats(ctx: &ProviderContext<'_>, qualified_name: &str) -> Envelope {
+    let t = match open(ctx, qualified_name) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    match stats(ctx, &t) {
+        Ok((rows, columns)) => Envelope::success(json!({
+            "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
+            "row_count": rows,
+            "columns": columns,
+        }))
+        .with_follow_up_hints(&["profile_table", "query_sql"]),
+        Err(e) => failed(e),
+    }
+}
+
+pub fn profile_table(ctx: &ProviderContext<'_>, qualified_name: &str) -> Envelope {
+    let t = match open(ctx, qualified_name) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let (rows, mut columns) = match stats(ctx, &t) {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    // Top values of clean, low-cardinality columns.
+    let mut listed = 0;
+    for (c, item) in t.columns.iter().zip(columns.iter_mut()) {
+        let distinct = item.get("distinct_count").and_then(Json::as_u64).unwrap_or(u64::MAX);
+        if c.pii() || distinct > TOP_VALUES_MAX_DISTINCT || listed == TOP_VALUE_COLUMNS {
+            continue;
+        }
+        listed += 1;
+        let col = t.ident(&c.info.name);
+        let sql = format!("SELECT {col}, count(*) FROM {} GROUP BY {col} ORDER BY 2 DESC, 1 LIMIT {TOP_VALUES}", t.from());
+        match t.run(ctx, sql, TOP_VALUES) {
+            Ok(r) => {
+                let top: Vec<Json> = r.rows.into_iter().map(|row| json!({"value": row.first().cloned().unwrap_or(Json::Null), "count": row.get(1).cloned().unwrap_or(Json::Null)})).collect();
+                item["top_values"] = json!(top);
+            }
+            Err(e) => return failed(e),
+        }
+    }
+    Envelope::success(json!({
+        "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
+        "row_count": rows,
+        "columns": columns,
+    }))
+    .with_follow_up_hints(&["query_sql", "sample_table"])
+}
+
+pub fn detect_pii(ctx: &ProviderContext<'_>, args: &DetectPiiArgs) -> Envelope {
+    let t = match open(ctx, &args.qualified_name) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let n = args.sample_rows.unwrap_or(200).clamp(10, MAX_PII_SAMPLES) as usize;
+    let mut out = Vec::new();
+    for c in &t.columns {
+        let by_name: Vec<&str> = crate::pii::classify_name(&c.info.name);
+        let by_values = if text_type(&c.info.data_type) {
+            let col = t.ident(&c.info.name);
+            let sql = format!("SELECT {col} FROM {} WHERE {col} IS NOT NULL LIMIT {n}", t.from());
+            match t.run(ctx, sql, n) {
+                Ok(r) => {
+                    let samples: Vec<String> = r.rows.iter().filter_map(|row| row.first().and_then(Json::as_str).map(str::to_string)).collect();
+                    crate::pii::classify_values(&samples).map(|m| json!({"category": m.category, "kind": m.kind, "share": m.share}))
+                }
+                Err(e) => return failed(e),
+            }
+        } else {
+            None
+        };
+        // A blocked column shows only its blocked categories (naming the
+        // rest would let an agent probe for PII), as in every other tool.
+        let blocked = &c.decision.blocked_categories;
+        let (by_name, by_values) = if c.blocked() {
+            let values = by_values.filter(|m| m.get("category").and_then(Json::as_str).is_some_and(|k| blocked.iter().any(|b| b == k)));
+            (by_name.into_iter().filter(|k| blocked.iter().any(|b| b == k)).collect(), values)
+        } else {
+            (by_name, by_values)
+        };
+        out.push(json!({
+            "name": c.shown,
+            "type": c.info.data_type,
+            "name_categories": by_name,
+            "value_match": by_values,
+            "policy": {
+                "categories": c.decision.shown_categories(),
+                "source": c.decision.tag.source,
+                "blocked": c.blocked(),
+            },
+        }));
+    }
+    Envelope::success(json!({
+        "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
+        "columns": out,
+        "note": "Values were read on the server to classify them; none is returned. `schemabrain index` writes reviewed tags into the project.",
+    }))
+    .with_follow_up_hints(&["get_table_schema"])
+}
