@@ -18,8 +18,10 @@ pub mod transport;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -28,7 +30,7 @@ use serde_json::Value as Json;
 use crate::engine::Cancel;
 use crate::envelope::{Envelope, Status};
 use crate::tools::surface::Published;
-use crate::tools::{Session, Toolsets};
+use crate::tools::{prompts, resources, Session, Toolsets};
 
 /// The rmcp handler: cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
@@ -101,11 +103,123 @@ Start with list_metrics (\"I want a number\") or find_relevant_entities / find_r
 then describe_entity or describe_table, then get_metric. Every answer is a charter v1.2 envelope: read status, \
 and on error follow error.recovery (suggested_tool + suggested_args).";
 
+impl SchemaBrainServer {
+    /// Resources, prompts and completion exist with the provider toolset only.
+    fn provider_only(&self) -> Result<(), ErrorData> {
+        if self.session.toolsets().provider {
+            Ok(())
+        } else {
+            Err(ErrorData::invalid_request("resources and prompts come with the provider toolset (`serve --toolsets semantic,provider`)", None))
+        }
+    }
+}
+
 impl ServerHandler for SchemaBrainServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Resources, prompts and completion come with the provider toolset.
+        let capabilities = if self.session.toolsets().provider {
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_completions().build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("schemabrain", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.provider_only()?;
+        let items = resources::FIXED
+            .iter()
+            .map(|r| Resource::new(r.uri, r.name).with_description(r.description).with_mime_type("application/json"))
+            .collect();
+        Ok(ListResourcesResult::with_all_items(items))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.provider_only()?;
+        let items = resources::TEMPLATES
+            .iter()
+            .map(|t| ResourceTemplate::new(t.uri_template, t.name).with_description(t.description).with_mime_type("application/json"))
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(items))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.provider_only()?;
+        let session = self.session.clone();
+        let client = client_of(&context);
+        let uri = request.uri.clone();
+        // Samples read the engine: off the reactor, like tool calls.
+        let read = tokio::task::spawn_blocking(move || session.with_provider(&client, &Cancel::never(), |ctx| resources::read(ctx, &uri)))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("resource task failed: {e}"), None))?;
+        match read {
+            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type("application/json")]).into()),
+            Err(resources::ReadError::NotFound(m)) => Err(ErrorData::resource_not_found(m, None)),
+            Err(resources::ReadError::Failed(m)) => Err(ErrorData::internal_error(m, None)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.provider_only()?;
+        let items = prompts::PROMPTS
+            .iter()
+            .map(|p| {
+                let args = p.args.iter().map(|a| PromptArgument::new(a.name).with_description(a.description).with_required(a.required)).collect();
+                Prompt::new(p.name, Some(p.description), Some(args))
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(items))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.provider_only()?;
+        // Prompt arguments are strings on the wire; anything else is read as its JSON text.
+        let args: std::collections::BTreeMap<String, String> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .collect();
+        match prompts::get(self.session.project(), &request.name, &args) {
+            Ok((description, text)) => {
+                Ok(GetPromptResult::new(vec![PromptMessage::new_text(rmcp::model::Role::User, text)]).with_description(description).into())
+            }
+            Err(prompts::PromptError(m)) => Err(ErrorData::invalid_params(m, None)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.provider_only()?;
+        let values = prompts::complete(self.session.project(), &request.argument.name, &request.argument.value);
+        let total = values.len() as u32;
+        let info = CompletionInfo::with_pagination(values, Some(total), false).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(CompleteResult::new(info))
     }
 
     async fn list_tools(

@@ -216,6 +216,20 @@ impl Session {
         self.record(tool, args, env)
     }
 
+    /// Runs `f` with the provider tools' context for `client` (MCP resources
+    /// read through it, so they show nothing a tool would not).
+    pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&super::provider::ProviderContext<'_>) -> R) -> R {
+        let ctx = super::provider::ProviderContext {
+            project: &self.project,
+            engine: self.engine.as_deref(),
+            limits: self.limits,
+            cancel: cancel.clone(),
+            pager: &self.pager,
+            client,
+        };
+        f(&ctx)
+    }
+
     fn call_provider(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
         if !self.toolsets.provider {
             let env = Envelope::error(ToolError::new(
@@ -225,15 +239,7 @@ impl Session {
             ));
             return super::next::attach(tool, args, env);
         }
-        let ctx = super::provider::ProviderContext {
-            project: &self.project,
-            engine: self.engine.as_deref(),
-            limits: self.limits,
-            cancel: cancel.clone(),
-            pager: &self.pager,
-            client,
-        };
-        surface::invoke_provider(&ctx, tool, args)
+        self.with_provider(client, cancel, |ctx| surface::invoke_provider(ctx, tool, args))
     }
 
     /// A get_metric whose plan reads a table or column that drifted in the

@@ -186,6 +186,8 @@ fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
         .filter_map(|v| v["calls"].as_u64())
         .sum();
     assert!(calls >= 3 * 19, "{stdout}");
+    // The provider toolset (`serve --toolsets all`) ran in every mode too.
+    assert_eq!(stdout.matches("\"toolsets\": \"all\"").count(), 3, "{stdout}");
     let v = schemabrain::audit::verify(&project).expect("audit readable");
     assert!(v.intact(), "{:?}", v.problems);
     assert_eq!(v.records, calls);

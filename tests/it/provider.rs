@@ -436,3 +436,98 @@ fn the_table_tools_agree_with_direct_reads_and_show_no_pii() {
     let env = s.call("sample_table", &json!({"qualified_name": "main.custmers"}));
     assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches().first().map(String::as_str), Some("main.customers"));
 }
+
+fn resource_text(r: &rmcp::model::ReadResourceResult) -> Json {
+    match r.contents.first() {
+        Some(rmcp::model::ResourceContents::TextResourceContents { text, mime_type, .. }) => {
+            assert_eq!(mime_type.as_deref(), Some("application/json"));
+            serde_json::from_str(text).expect("resource text is JSON")
+        }
+        other => panic!("not a text resource: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_prompts_and_completion_over_mcp_in_both_eras() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    let w = demo_warehouse();
+    let source = format!("duckdb:{}", w.display());
+    let values = pii_values(&demo_engine(), "main", "duckdb");
+    for era in crate::mcp::ERAS {
+        let shared = Arc::new(session(demo_project_with_catalog().clone(), &source, true));
+        let client = crate::mcp::connect(shared, era).await;
+        let caps = client.peer_info().map(|i| i.capabilities.clone()).unwrap();
+        assert!(caps.resources.is_some() && caps.prompts.is_some() && caps.completions.is_some(), "{era:?}: {caps:?}");
+
+        let listed: Vec<String> = client.list_all_resources().await.unwrap().iter().map(|r| r.uri.clone()).collect();
+        assert_eq!(listed, ["res://catalogs", "res://capabilities"]);
+        let templates: Vec<String> = client.list_all_resource_templates().await.unwrap().iter().map(|t| t.uri_template.clone()).collect();
+        assert_eq!(templates.len(), 5, "{templates:?}");
+        let read = |uri: &str| client.read_resource(ReadResourceRequestParams::new(uri));
+        let catalogs = resource_text(&read("res://catalogs").await.unwrap());
+        assert_eq!(catalogs["catalogs"][0]["name"], "default");
+        let caps = resource_text(&read("res://capabilities").await.unwrap());
+        assert_eq!(caps["query_sql"]["dialects_accepted"], json!(["duckdb"]));
+        let tables = resource_text(&read("res://tables/default/main").await.unwrap());
+        assert_eq!(tables["count"], 9);
+        // The same content reads to the same etag; different content to another.
+        let a = resource_text(&read("res://table/default/main/orders").await.unwrap());
+        let b = resource_text(&read("res://table/default/main/orders").await.unwrap());
+        let c = resource_text(&read("res://table/default/main/customers").await.unwrap());
+        assert_eq!(a["etag"], b["etag"]);
+        assert_ne!(a["etag"], c["etag"]);
+        let samples = resource_text(&read("res://samples/default/main/customers").await.unwrap());
+        assert_eq!(samples["rows"].as_array().unwrap().len(), 10);
+        let lineage = resource_text(&read("res://lineage/default/main/customers").await.unwrap());
+        let referenced_by: Vec<&str> = lineage["referenced_by"].as_array().unwrap().iter().map(|r| r["qualified_name"].as_str().unwrap()).collect();
+        assert!(referenced_by.contains(&"main.orders") && referenced_by.contains(&"main.addresses"), "{lineage}");
+        assert_eq!(lineage["model"]["entity"], "customer");
+        for doc in [&samples, &c, &lineage] {
+            let mut all = Vec::new();
+            strings(doc, &mut all);
+            assert!(all.iter().all(|v| !values.contains(v) && !v.contains("password_hash")), "PII in a resource: {doc}");
+        }
+        // Unknown resources are errors, never empty contents.
+        for bad in ["res://nope", "res://table/other/main/orders", "res://table/default/main/nope", "file:///etc/passwd"] {
+            assert!(read(bad).await.is_err(), "{bad} read");
+        }
+
+        let prompts: Vec<String> = client.list_all_prompts().await.unwrap().iter().map(|p| p.name.clone()).collect();
+        assert_eq!(prompts.len(), 4, "{prompts:?}");
+        let get = |name: &str, args: Json| {
+            let mut p = GetPromptRequestParams::new(name);
+            if let Json::Object(m) = args {
+                p = p.with_arguments(m);
+            }
+            client.get_prompt(p)
+        };
+        let text = |r: &rmcp::model::GetPromptResult| serde_json::to_value(&r.messages[0].content).unwrap()["text"].as_str().unwrap().to_string();
+        let ack = get("ask_for_sensitive_columns_ack", json!({"table": "main.customers"})).await.unwrap();
+        let ack = text(&ack);
+        assert!(ack.contains("email (contact)") && ack.contains("date_of_birth") && ack.contains("<redacted_column_1>") && !ack.contains("password_hash"), "{ack}");
+        let window = text(&get("ask_for_time_window", json!({"metric": "revenue"})).await.unwrap());
+        assert!(window.contains("order.ordered_at") && window.contains("month"), "{window}");
+        let joins = text(&get("ask_for_missing_keys_or_joins", json!({"tables": "main.orders, main.campaign_spend"})).await.unwrap());
+        assert!(joins.contains("campaign_spend"), "{joins}");
+        let which = text(&get("ask_for_disambiguation", json!({"question": "sales last month", "options": "revenue|order_count"})).await.unwrap());
+        assert!(which.contains("1. revenue") && which.contains("2. order_count"), "{which}");
+        assert!(get("ask_for_sensitive_columns_ack", json!({})).await.is_err(), "a missing required argument");
+        assert!(get("no_such_prompt", json!({})).await.is_err());
+
+        let tables = client.complete_prompt_simple("ask_for_sensitive_columns_ack", "table", "main.cu").await.unwrap();
+        assert_eq!(tables, ["main.customers"]);
+        let tables = client.complete_prompt_simple("ask_for_missing_keys_or_joins", "tables", "main.orders, main.re").await.unwrap();
+        assert_eq!(tables, ["main.orders, main.regions"]);
+        let metrics = client.complete_prompt_simple("ask_for_time_window", "metric", "rev").await.unwrap();
+        assert!(metrics.iter().all(|m| m.starts_with("rev")) && metrics.contains(&"revenue".to_string()), "{metrics:?}");
+        client.cancel().await.ok();
+    }
+    // Without the provider toolset there are no resources or prompts.
+    let shared = Arc::new(session(demo_project_with_catalog().clone(), &source, false));
+    let client = crate::mcp::connect(shared, crate::mcp::Era::Legacy).await;
+    let caps = client.peer_info().map(|i| i.capabilities.clone()).unwrap();
+    assert!(caps.resources.is_none() && caps.prompts.is_none());
+    let names: Vec<String> = client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    assert!(!names.contains(&"query_sql".to_string()) && names.len() == 12, "{names:?}");
+    client.cancel().await.ok();
+}

@@ -118,11 +118,79 @@ async def run(mode):
     return {"mode": mode, "protocol": MODES[mode], "tools": 12, "calls": calls}
 
 
+PROVIDER_TOOLS = {"list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql", "sample_table", "get_stats", "profile_table", "detect_pii"}
+
+
+async def run_provider(mode):
+    """`serve --toolsets all`: the provider tools, resources, prompts and completion."""
+    from mcp.types import PromptReference
+
+    params = StdioServerParameters(command=BINARY, args=["serve", "--project", PROJECT, "--source", SOURCE, "--toolsets", "all"])
+    calls = 0
+    async with Client(params, mode=mode) as c:
+        check(str(c.protocol_version) == MODES[mode], f"{mode}: negotiated {c.protocol_version}")
+        tools = (await c.list_tools()).tools
+        by_name = {t.name: t for t in tools}
+        check(PROVIDER_TOOLS <= set(by_name) and len(by_name) == 12 + len(PROVIDER_TOOLS), f"{mode}: provider tools listed, got {sorted(by_name)}")
+
+        async def call(name, args, want):
+            nonlocal calls
+            calls += 1
+            r = await c.call_tool(name, args)
+            env = r.structured_content
+            jsonschema.validate(env, by_name[name].output_schema)
+            check(json.loads(r.content[0].text) == env, f"{name}: text mirror")
+            check(env["status"] in want, f"{name}({args}): status {env['status']}, wanted {want}: {env.get('error')}")
+            return env
+
+        ok = ("success",)
+        env = await call("list_schemas", {}, ok)
+        schema = env["data"]["items"][0]["name"]
+        env = await call("list_tables", {"schema": schema}, ok)
+        check(env["data"]["count"] == 9, "nine tables")
+        await call("get_table_schema", {"qualified_name": "main.orders"}, ok)
+        for tool in ("sample_table", "get_stats", "profile_table", "detect_pii"):
+            await call(tool, {"qualified_name": "main.regions"}, ok)
+        await call("explain_sql", {"sql": "SELECT count(*) FROM main.orders"}, ok)
+        # Paging by tokens: every row once.
+        sql = "SELECT id FROM main.orders WHERE id <= 250"
+        args, ids = {"sql": sql, "page_size": 100}, []
+        while True:
+            env = await call("query_sql", args, ok)
+            ids += [r[0] for r in env["data"]["rows"]]
+            token = env["data"].get("page_token")
+            if token is None:
+                break
+            args = {"sql": sql, "page_size": 100, "page_token": token}
+        check(sorted(ids) == list(range(1, 251)), f"paging returned {len(ids)} rows")
+        env = await call("query_sql", {"sql": "SELECT email FROM main.customers"}, ("refused",))
+        check(env["error"]["kind"] == "pii_blocked", env["error"]["kind"])
+        env = await call("query_sql", {"sql": sql, "page_token": "forged.00"}, ("error",))
+        check(env["error"]["code"] == "INVALID_INPUT", env["error"]["code"])
+
+        resources = (await c.list_resources()).resources
+        check({str(r.uri) for r in resources} == {"res://catalogs", "res://capabilities"}, f"resources {resources}")
+        templates = (await c.list_resource_templates()).resource_templates
+        check(len(templates) == 5, f"templates {templates}")
+        for uri in ("res://catalogs", "res://capabilities", "res://table/default/main/orders", "res://lineage/default/main/orders"):
+            r = await c.read_resource(uri)
+            body = json.loads(r.contents[0].text)
+            check("etag" in body, f"{uri}: etag")
+        prompts = (await c.list_prompts()).prompts
+        check(len(prompts) == 4, f"prompts {[p.name for p in prompts]}")
+        r = await c.get_prompt("ask_for_sensitive_columns_ack", {"table": "main.customers"})
+        check("contact" in r.messages[0].content.text, "the ack names the blocked category")
+        done = await c.complete(PromptReference(type="ref/prompt", name="ask_for_sensitive_columns_ack"), {"name": "table", "value": "main.cust"})
+        check(done.completion.values == ["main.customers"], f"completion {done.completion.values}")
+    return {"mode": mode, "toolsets": "all", "calls": calls}
+
+
 async def main():
     failed = False
     for mode in MODES:
         try:
             print(json.dumps(await run(mode)), flush=True)
+            print(json.dumps(await run_provider(mode)), flush=True)
         except Exception as e:  # report every mode, then fail
             failed = True
             # The SDK wraps failures in exception groups: report the leaves.

@@ -1,0 +1,180 @@
+//! The provider toolset's MCP resources (seed 003): the catalog as
+//! addressable, cacheable documents. Each is the `data` of the tool that
+//! answers the same question (so a resource can show nothing a tool would
+//! not), plus an `etag` (a hash of the content) a client can compare.
+//!
+//! URIs: `res://catalogs`, `res://capabilities`, `res://schemas/{catalog}`,
+//! `res://tables/{catalog}/{schema}`, `res://table/{catalog}/{schema}/{table}`,
+//! `res://samples/{catalog}/{schema}/{table}`,
+//! `res://lineage/{catalog}/{schema}/{table}`. A server reads one source,
+//! so there is one catalog, named `default`.
+//!
+//! Architecture invariant: no rmcp; the MCP adapter turns these into
+//! resources and errors.
+
+use serde_json::{json, Value as Json};
+use sha2::{Digest, Sha256};
+
+use super::provider::ProviderContext;
+use crate::envelope::Envelope;
+
+/// The one catalog's name.
+pub const CATALOG: &str = "default";
+
+/// A fixed resource.
+pub struct Fixed {
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// A resource template (RFC 6570).
+pub struct Template {
+    pub uri_template: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+pub const FIXED: [Fixed; 2] = [
+    Fixed { uri: "res://catalogs", name: "catalogs", description: "The catalog this server reads (one, `default`), its engine and schemas." },
+    Fixed { uri: "res://capabilities", name: "capabilities", description: "What the provider tools support on this server's engine, stated honestly (what is refused or not built too)." },
+];
+
+pub const TEMPLATES: [Template; 5] = [
+    Template { uri_template: "res://schemas/{catalog}", name: "schemas", description: "The schemas of a catalog with their table counts (as list_schemas)." },
+    Template { uri_template: "res://tables/{catalog}/{schema}", name: "tables", description: "The tables of a schema (as list_tables)." },
+    Template { uri_template: "res://table/{catalog}/{schema}/{table}", name: "table", description: "One table's columns, keys and PII flags (as get_table_schema)." },
+    Template { uri_template: "res://samples/{catalog}/{schema}/{table}", name: "samples", description: "Ten rows of a table by key, PII columns masked (as sample_table)." },
+    Template { uri_template: "res://lineage/{catalog}/{schema}/{table}", name: "lineage", description: "What a table references and what references it (foreign keys), and the model entity and dbt source bound to it." },
+];
+
+/// Why a resource cannot be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// No such resource (unknown URI, catalog, schema or table).
+    NotFound(String),
+    /// The resource exists but could not be produced now (the engine failed).
+    Failed(String),
+}
+
+/// Reads one resource: its JSON text.
+pub fn read(ctx: &ProviderContext<'_>, uri: &str) -> Result<String, ReadError> {
+    let not_found = || ReadError::NotFound(format!("no resource `{}`; resources: res://catalogs, res://capabilities and the templates of resources/templates/list", crate::model::echo(uri)));
+    let path = uri.strip_prefix("res://").ok_or_else(not_found)?;
+    let parts: Vec<&str> = path.split('/').collect();
+    let catalog_ok = |c: &str| if c == CATALOG { Ok(()) } else { Err(ReadError::NotFound(format!("no catalog `{}`; this server reads one, `{CATALOG}`", crate::model::echo(c)))) };
+    let data = match parts.as_slice() {
+        ["catalogs"] => catalogs(ctx)?,
+        ["capabilities"] => capabilities(ctx),
+        ["schemas", c] => {
+            catalog_ok(c)?;
+            data_of(super::provider::list_schemas(ctx.project))?
+        }
+        ["tables", c, schema] => {
+            catalog_ok(c)?;
+            data_of(super::provider::list_tables(ctx.project, &super::provider::ListTablesArgs { schema: Some(schema.to_string()) }))?
+        }
+        ["table", c, schema, table] => {
+            catalog_ok(c)?;
+            data_of(super::physical::describe_table(ctx.project, &format!("{schema}.{table}")))?
+        }
+        ["samples", c, schema, table] => {
+            catalog_ok(c)?;
+            let args = super::inspect::SampleArgs { qualified_name: format!("{schema}.{table}"), rows: Some(10) };
+            data_of(super::inspect::sample_table(ctx, &args))?
+        }
+        ["lineage", c, schema, table] => {
+            catalog_ok(c)?;
+            lineage(ctx, schema, table)?
+        }
+        _ => return Err(not_found()),
+    };
+    Ok(with_etag(data))
+}
+
+/// The content with `etag`, a hash of the content without it.
+fn with_etag(mut data: Json) -> String {
+    let body = serde_json::to_string(&data).unwrap_or_default();
+    let digest = Sha256::digest(body.as_bytes());
+    let etag: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    if let Some(m) = data.as_object_mut() {
+        m.insert("etag".into(), json!(etag));
+    }
+    serde_json::to_string(&data).unwrap_or_default()
+}
+
+/// A tool's answer as resource content: its data, or why there is none.
+fn data_of(env: Envelope) -> Result<Json, ReadError> {
+    if let Some(e) = env.tool_error() {
+        let message = e.message().to_string();
+        return Err(match e.code().as_str() {
+            "NOT_FOUND" | "INVALID_INPUT" => ReadError::NotFound(message),
+            _ => ReadError::Failed(message),
+        });
+    }
+    let mut data = env.data().cloned().unwrap_or(json!({}));
+    if let Some(m) = data.as_object_mut() {
+        m.remove("token_estimate");
+    }
+    Ok(data)
+}
+
+fn catalogs(ctx: &ProviderContext<'_>) -> Result<Json, ReadError> {
+    let schemas = data_of(super::provider::list_schemas(ctx.project))?;
+    let engine = ctx.engine.map(|e| e.describe());
+    Ok(json!({"catalogs": [{"name": CATALOG, "engine": engine, "schemas": schemas.get("items").cloned().unwrap_or(json!([]))}]}))
+}
+
+fn capabilities(ctx: &ProviderContext<'_>) -> Json {
+    let dialect = ctx.engine.map(|e| e.dialect().name);
+    json!({
+        "engine": ctx.engine.map(|e| e.describe()),
+        "dialect": dialect,
+        "query_sql": {
+            "available": ctx.engine.is_some(),
+            "statements": "exactly one read-only query (SELECT/WITH/VALUES/set operations)",
+            "dialects_accepted": dialect.map(|d| vec![d]).unwrap_or_default(),
+            "paging": {"default_rows": super::provider::DEFAULT_PAGE_ROWS, "max_rows": super::provider::MAX_PAGE_ROWS, "max_page_bytes": super::provider::MAX_PAGE_BYTES, "token_lifetime_seconds": super::paging::TOKEN_LIFETIME.as_secs()},
+            "pii": "blocked categories refused anywhere; other PII only under COUNT(col) / COUNT(DISTINCT col)",
+            "timeout_ms": ctx.limits.timeout.as_millis() as u64,
+        },
+        "explain_sql": ctx.engine.is_some(),
+        "sample_table": ctx.engine.is_some(),
+        "get_stats": ctx.engine.is_some(),
+        "profile_table": ctx.engine.is_some(),
+        "detect_pii": ctx.engine.is_some(),
+        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)", "materialize_sql", "create_view", "time_range"],
+    })
+}
+
+fn lineage(ctx: &ProviderContext<'_>, schema: &str, table: &str) -> Result<Json, ReadError> {
+    let described = data_of(super::physical::describe_table(ctx.project, &format!("{schema}.{table}")))?;
+    let references = described.get("foreign_keys").cloned().unwrap_or(json!([]));
+    let mut referenced_by = Vec::new();
+    if let Some(catalog) = &ctx.project.catalog {
+        for t in catalog.tables.values() {
+            for fk in t.foreign_keys.iter().filter(|fk| fk.ref_schema == schema && fk.ref_table == table) {
+                // Column names as describe_table would show them (placeholders for catastrophic ones).
+                let policy = &ctx.project.model.pii_policy;
+                let tref = crate::model::TableRef { schema: t.schema.clone(), table: t.name.clone() };
+                let columns: Vec<String> = fk.columns.iter().map(|c| crate::pii::shown_table_column(policy, &tref, c)).collect();
+                referenced_by.push(json!({"qualified_name": format!("{}.{}", t.schema, t.name), "columns": columns}));
+            }
+        }
+    }
+    let entity = described.get("entity").and_then(Json::as_str).and_then(|e| ctx.project.model.entity(e));
+    let model = entity.map(|e| {
+        json!({
+            "entity": e.name,
+            "origin": e.origin.as_str(),
+            "defined_at": e.defined_at.to_string(),
+        })
+    });
+    Ok(json!({
+        "qualified_name": format!("{schema}.{table}"),
+        "references": references,
+        "referenced_by": referenced_by,
+        "model": model,
+        "sources": ["catalog foreign keys", "the semantic model (dbt_import origin and file:line when imported)"],
+    }))
+}
