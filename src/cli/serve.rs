@@ -62,6 +62,11 @@ pub struct ServeArgs {
     /// and read-only free SQL, seed 003), `all`, or a comma-separated list.
     #[arg(long, default_value = "semantic", value_parser = parse_toolsets)]
     pub toolsets: Toolsets,
+    /// Let the provider's materialize_sql and create_view write, only into
+    /// this schema (created if missing). Off by default. On DuckDB the file
+    /// then opens read-write (reads still pass the free-SQL guard).
+    #[arg(long, value_name = "SCHEMA")]
+    pub allow_writes: Option<String>,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -98,7 +103,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let options = SessionOptions { source: args.source.clone(), audit: !args.no_audit, toolsets: args.toolsets, ..SessionOptions::default() };
+    let options = SessionOptions { source: args.source.clone(), audit: !args.no_audit, toolsets: args.toolsets, allow_writes: args.allow_writes.clone(), ..SessionOptions::default() };
     let shared = match Session::open(project, options) {
         Ok(s) => Arc::new(s),
         Err(e) => {

@@ -24,6 +24,16 @@ impl DuckDbEngine {
     /// Opens an existing database file read-only; nothing a query does can
     /// change it.
     pub fn open_read_only(path: &Path, source: &str) -> Result<Self, EngineError> {
+        Self::open_file(path, source, AccessMode::ReadOnly)
+    }
+
+    /// Opens an existing database file read-write, for a server started
+    /// with `--allow-writes` (its reads still pass the free-SQL guard).
+    pub fn open_read_write(path: &Path, source: &str) -> Result<Self, EngineError> {
+        Self::open_file(path, source, AccessMode::ReadWrite)
+    }
+
+    fn open_file(path: &Path, source: &str, mode: AccessMode) -> Result<Self, EngineError> {
         let connect_err = |message: String| EngineError::Connect { source_url: source.to_string(), message };
         if !path.is_file() {
             return Err(connect_err(format!("no database file at {}", path.display())));
@@ -31,7 +41,7 @@ impl DuckDbEngine {
         // No file, network or extension access either: free SQL (query_sql)
         // is guarded before it gets here, and this holds if a guard misses.
         let config = Config::default()
-            .access_mode(AccessMode::ReadOnly)
+            .access_mode(mode)
             .and_then(|c| c.enable_external_access(false))
             .and_then(|c| c.enable_autoload_extension(false))
             .map_err(|e| connect_err(e.to_string()))?;
@@ -252,6 +262,22 @@ impl super::Engine for DuckDbEngine {
             }
         }
         Ok(catalog)
+    }
+
+    fn write(&self, statements: &[String], timeout: std::time::Duration, cancel: &Cancel) -> Result<(), EngineError> {
+        let conn = self.connection()?;
+        let handle = conn.interrupt_handle();
+        let watch = super::watch(timeout, cancel, move || handle.interrupt());
+        let batch = format!("BEGIN TRANSACTION;\n{};\nCOMMIT;", statements.join(";\n"));
+        let result = conn.execute_batch(&batch).map_err(|e| EngineError::Query(e.to_string()));
+        if result.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        match (watch.finish(), result) {
+            (Stop::TimedOut, Err(_)) => Err(EngineError::Timeout(timeout)),
+            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (_, other) => other,
+        }
     }
 
     fn execute(&self, compiled: &CompiledSql, limits: Limits, cancel: &Cancel) -> Result<ResultSet, EngineError> {

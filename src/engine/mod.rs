@@ -90,6 +90,14 @@ pub trait Engine: Send + Sync {
     fn dialect(&self) -> &'static Dialect {
         Dialect::duckdb()
     }
+    /// Runs statements that write (the provider's materialize_sql and
+    /// create_view, with `serve --allow-writes`) in one transaction, on a
+    /// connection of their own that is not read-only; a timeout or
+    /// `cancel` interrupts them. Engines that cannot write say so.
+    fn write(&self, statements: &[String], timeout: Duration, cancel: &Cancel) -> Result<(), EngineError> {
+        let _ = (statements, timeout, cancel);
+        Err(EngineError::Query(format!("{} does not take writes", self.describe())))
+    }
 }
 
 /// Makes a relative `duckdb:` path (or bare `.duckdb` path), or the
@@ -106,6 +114,18 @@ pub fn resolve_source(source: &str, base: &Path) -> String {
         Some(p) if Path::new(p).is_relative() => format!("duckdb:{}", base.join(p).display()),
         Some(p) => format!("duckdb:{p}"),
         None => source.to_string(),
+    }
+}
+
+/// Opens a source URL for reads and, with `writable`, for the write tools:
+/// a DuckDB file then opens read-write (reads still pass the free-SQL
+/// guard); the network engines keep read-only sessions for reads and open
+/// a writer connection per write.
+pub fn open_for(source: &str, writable: bool) -> Result<Box<dyn Engine>, EngineError> {
+    let path = source.strip_prefix("duckdb:").or_else(|| source.ends_with(".duckdb").then_some(source));
+    match path {
+        Some(p) if writable => Ok(Box::new(DuckDbEngine::open_read_write(Path::new(p), source)?)),
+        _ => open(source),
     }
 }
 

@@ -161,6 +161,36 @@ impl MySqlEngine {
 }
 
 impl super::Engine for MySqlEngine {
+    fn write(&self, statements: &[String], timeout: Duration, cancel: &Cancel) -> Result<(), EngineError> {
+        let q = |e: mysql_async::Error| if is_timeout(&e) { EngineError::Timeout(timeout) } else { EngineError::Query(error_text(&e)) };
+        // A connection of its own (the pool's run READ ONLY transactions).
+        let mut conn = runtime::block_on(&self.rt, session_conn(&self.opts)).map_err(q)?;
+        let id = conn.id();
+        let (handle, opts) = (self.rt.handle().clone(), self.opts.clone());
+        let watch = cancel::watch(timeout, cancel, move || {
+            handle.spawn(async move {
+                if let Ok(mut killer) = connect_conn(&opts).await {
+                    let _ = killer.query_drop(format!("KILL QUERY {id}")).await;
+                    let _ = killer.disconnect().await;
+                }
+            });
+        });
+        let result = runtime::block_on(&self.rt, async {
+            conn.query_drop("START TRANSACTION").await?;
+            for s in statements {
+                conn.query_drop(s.as_str()).await?;
+            }
+            conn.query_drop("COMMIT").await?;
+            conn.disconnect().await
+        })
+        .map_err(q);
+        match (watch.finish(), result) {
+            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (Stop::TimedOut, Err(_)) => Err(EngineError::Timeout(timeout)),
+            (_, other) => other,
+        }
+    }
+
     fn dialect(&self) -> &'static crate::sql::Dialect {
         crate::sql::Dialect::mysql()
     }

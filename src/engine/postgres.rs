@@ -140,6 +140,26 @@ impl PostgresEngine {
 }
 
 impl super::Engine for PostgresEngine {
+    fn write(&self, statements: &[String], timeout: Duration, cancel: &Cancel) -> Result<(), EngineError> {
+        // A writer connection of its own: the pool's sessions stay read-only.
+        let client = connect(&self.rt, &self.url)?;
+        let token = client.cancel_token();
+        let handle = self.rt.handle().clone();
+        let watch = super::watch(timeout + Duration::from_secs(2), cancel, move || {
+            handle.spawn(async move {
+                let _ = token.cancel_query(NoTls).await;
+            });
+        });
+        let ms = timeout.as_millis().clamp(1, i32::MAX as u128);
+        let batch = format!("BEGIN; SET LOCAL statement_timeout = {ms}; SET LOCAL TIME ZONE 'UTC';\n{};\nCOMMIT;", statements.join(";\n"));
+        let result = runtime::block_on(&self.rt, client.batch_execute(&batch)).map_err(|e| EngineError::Query(error_text(&e)));
+        match (watch.finish(), result) {
+            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (_, Err(EngineError::Query(m))) if m.contains("statement timeout") => Err(EngineError::Timeout(timeout)),
+            (_, other) => other,
+        }
+    }
+
     fn dialect(&self) -> &'static crate::sql::Dialect {
         crate::sql::Dialect::postgres()
     }

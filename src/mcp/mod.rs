@@ -53,12 +53,15 @@ pub fn mcp_tool(p: &Published) -> Tool {
             _ => Arc::new(JsonObject::new()),
         }
     };
-    let read = spec.side_effects == crate::tools::spec::SideEffects::Read;
+    use crate::tools::spec::SideEffects;
+    let read = spec.side_effects == SideEffects::Read;
+    let writes = spec.side_effects == SideEffects::Write;
     let annotations = ToolAnnotations::with_title(spec.title)
-        .read_only(true)
-        .destructive(false)
+        .read_only(!writes)
+        // A replace drops what was there.
+        .destructive(writes)
         .idempotent(spec.idempotent)
-        .open_world(read);
+        .open_world(read || writes);
     Tool::new_with_raw(spec.name, Some(spec.description.into()), object(p.input_schema.clone()))
         .with_title(spec.title)
         .with_raw_output_schema(object(spec.output_schema()))
@@ -202,7 +205,7 @@ impl ServerHandler for SchemaBrainServer {
             .into_iter()
             .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
             .collect();
-        match prompts::get(self.session.project(), &request.name, &args) {
+        match prompts::get(&self.session.project(), &request.name, &args) {
             Ok((description, text)) => {
                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(rmcp::model::Role::User, text)]).with_description(description).into())
             }
@@ -216,7 +219,7 @@ impl ServerHandler for SchemaBrainServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.provider_only()?;
-        let values = prompts::complete(self.session.project(), &request.argument.name, &request.argument.value);
+        let values = prompts::complete(&self.session.project(), &request.argument.name, &request.argument.value);
         let total = values.len() as u32;
         let info = CompletionInfo::with_pagination(values, Some(total), false).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(CompleteResult::new(info))

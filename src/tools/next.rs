@@ -70,6 +70,9 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
         "get_table_schema" => text(Some(data), "qualified_name").map(|q| {
             choose("query_sql", json!({"sql": format!("SELECT count(*) FROM {q}"), "dry_run": true}), "Write one SELECT over the columns shown (PII columns may only be counted); check it with dry_run first.")
         }),
+        "materialize_sql" | "create_view" => text(Some(data), "qualified_name").map(|q| {
+            choose("query_sql", json!({"sql": format!("SELECT * FROM {q} LIMIT 10")}), "Read back what was written.")
+        }),
         "sample_table" | "get_stats" | "profile_table" | "detect_pii" | "explain_sql" => {
             let q = text(Some(data), "qualified_name").map(str::to_string);
             let sql = match q {

@@ -39,9 +39,14 @@ pub const MAX_PAGE_ROWS: usize = 1000;
 /// shaping never cuts a page); `has_more` and the token continue it.
 pub const MAX_PAGE_BYTES: usize = 60 * 1024;
 
+/// The provider tools that write (listed only with `--allow-writes`).
+pub const WRITE_TOOLS: [&str; 2] = ["create_view", "materialize_sql"];
+
 /// Names of the provider tools.
-pub const PROVIDER_TOOLS: [&str; 9] =
-    ["detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "profile_table", "query_sql", "sample_table"];
+pub const PROVIDER_TOOLS: [&str; 11] = [
+    "create_view", "detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "materialize_sql", "profile_table",
+    "query_sql", "sample_table",
+];
 
 /// Arguments of `list_tables`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -94,6 +99,53 @@ pub struct ProviderContext<'a> {
     pub pager: &'a Pager,
     /// The client session page tokens are bound to.
     pub client: &'a str,
+    /// The one schema writes may go into (`serve --allow-writes`).
+    pub allow_writes: Option<&'a str>,
+}
+
+/// How a write treats an existing table or view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    /// Fails when it exists.
+    #[default]
+    Create,
+    /// Drops what exists and writes anew.
+    Replace,
+    /// Adds the rows to an existing table (materialize_sql only).
+    Append,
+}
+
+/// Arguments of `materialize_sql`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MaterializeArgs {
+    /// One read-only SELECT, checked as query_sql checks it; its rows are stored.
+    pub sql: String,
+    /// The table to write: `name` or `SCHEMA.name` with the schema the server allows.
+    pub table: String,
+    /// create (default; fails if the table exists), replace or append.
+    #[serde(default)]
+    pub mode: WriteMode,
+    /// The SQL dialect; defaults to the source's own and must equal it.
+    #[serde(default)]
+    pub dialect: Option<String>,
+}
+
+/// Arguments of `create_view`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateViewArgs {
+    /// One read-only SELECT, checked as query_sql checks it.
+    pub sql: String,
+    /// The view: `name` or `SCHEMA.name` with the schema the server allows.
+    pub view: String,
+    /// create (default; fails if the view exists) or replace.
+    #[serde(default)]
+    pub mode: WriteMode,
+    /// The SQL dialect; defaults to the source's own and must equal it.
+    #[serde(default)]
+    pub dialect: Option<String>,
 }
 
 /// Calls a provider tool with JSON arguments.
@@ -108,6 +160,14 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
         "get_stats" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::get_stats(ctx, &a.qualified_name)),
         "profile_table" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::profile_table(ctx, &a.qualified_name)),
         "detect_pii" => super::with_args(tool, args, |a: super::inspect::DetectPiiArgs| super::inspect::detect_pii(ctx, &a)),
+        "materialize_sql" => super::with_args(tool, args, |a: MaterializeArgs| {
+            let call = json!({"sql": a.sql, "table": a.table, "dialect": a.dialect});
+            write(ctx, "materialize_sql", &a.sql, a.dialect.as_deref(), &a.table, a.mode, false, call)
+        }),
+        "create_view" => super::with_args(tool, args, |a: CreateViewArgs| {
+            let call = json!({"sql": a.sql, "view": a.view, "dialect": a.dialect});
+            write(ctx, "create_view", &a.sql, a.dialect.as_deref(), &a.view, a.mode, true, call)
+        }),
         other => Envelope::error(ToolError::new(
             FailureKind::MalformedName,
             format!("unknown provider tool `{}`; provider tools: {}", crate::ir::echo_name(other), PROVIDER_TOOLS.join(", ")),
@@ -209,6 +269,69 @@ fn check_statement(ctx: &ProviderContext<'_>, tool: &str, sql: &str, asked: Opti
     let reads = columns::check(&statement, catalog, &ctx.project.model.pii_policy).map_err(refusal)?;
     let sql = statement.to_string();
     Ok(Checked { statement, sql, dialect, tables: reads.tables.into_iter().collect() })
+}
+
+/// materialize_sql and create_view: the statement checked as query_sql
+/// checks it (so no PII can be stored), the target inside the allowed
+/// schema, then one transaction on a writer connection.
+#[allow(clippy::too_many_arguments)]
+fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>, target: &str, mode: WriteMode, view: bool, call: Json) -> Envelope {
+    let blocked = |message: String| Envelope::refused(ToolError::refusal(RefusalKind::PolicyBlocked, message, Recovery::call("query_sql", json!({"sql": sql, "dry_run": true})), Vec::new()));
+    let Some(schema) = ctx.allow_writes else {
+        return blocked(format!("writes are off: {tool} works only on a server started with `--allow-writes SCHEMA`, and then only into that schema"));
+    };
+    let name = match target.split('.').collect::<Vec<_>>().as_slice() {
+        [name] => name.to_string(),
+        [s, name] if *s == schema => name.to_string(),
+        [s, _] => return blocked(format!("writes go only into schema `{schema}`, not `{}`", crate::model::echo(s))),
+        _ => return blocked(format!("`{}` is not `name` or `{schema}.name`", crate::model::echo(target))),
+    };
+    if !crate::model::is_identifier(&name) || name.len() > 63 {
+        return Envelope::error(ToolError::new(
+            FailureKind::InvalidArgument,
+            format!("`{}` is not a plain name (letters, digits and _, starting with a letter or _, at most 63 characters)", crate::model::echo(&name)),
+            Recovery::none(),
+        ));
+    }
+    if view && mode == WriteMode::Append {
+        return Envelope::error(ToolError::new(FailureKind::InvalidArgument, "a view cannot be appended to; use mode create or replace", Recovery::none()));
+    }
+    let c = match check_statement(ctx, tool, sql, dialect, call) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let Some(engine) = ctx.engine else {
+        return Envelope::error(ToolError::new(FailureKind::MissingCredential, "No source database is configured, so there is nothing to write into.", Recovery::none()));
+    };
+    let d = engine.dialect();
+    let quote = |n: &str| sqlparser::ast::Ident::with_quote(d.quote, n).to_string();
+    let qualified = format!("{}.{}", quote(schema), quote(&name));
+    let kind = if view { "VIEW" } else { "TABLE" };
+    let mut statements = vec![format!("CREATE SCHEMA IF NOT EXISTS {}", quote(schema))];
+    match mode {
+        WriteMode::Create => statements.push(format!("CREATE {kind} {qualified} AS {}", c.sql)),
+        WriteMode::Replace => {
+            statements.push(format!("DROP {kind} IF EXISTS {qualified}"));
+            statements.push(format!("CREATE {kind} {qualified} AS {}", c.sql));
+        }
+        WriteMode::Append => statements.push(format!("INSERT INTO {qualified} {}", c.sql)),
+    }
+    if let Err(e) = engine.write(&statements, ctx.limits.timeout, &ctx.cancel) {
+        return Envelope::error(ToolError::query_failed(e.to_string()).with_recovery(Recovery::call("query_sql", json!({"sql": sql, "dry_run": true}))));
+    }
+    let mode_name = match mode {
+        WriteMode::Create => "create",
+        WriteMode::Replace => "replace",
+        WriteMode::Append => "append",
+    };
+    Envelope::success(json!({
+        "qualified_name": format!("{schema}.{name}"),
+        "kind": kind.to_lowercase(),
+        "mode": mode_name,
+        "sql": c.sql,
+        "tables_read": c.tables,
+    }))
+    .with_follow_up_hints(&["query_sql"])
 }
 
 pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope {

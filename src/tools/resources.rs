@@ -143,7 +143,8 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
         "get_stats": ctx.engine.is_some(),
         "profile_table": ctx.engine.is_some(),
         "detect_pii": ctx.engine.is_some(),
-        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)", "materialize_sql", "create_view", "time_range"],
+        "writes": {"allowed_schema": ctx.allow_writes, "tools": if ctx.allow_writes.is_some() { json!(["materialize_sql", "create_view"]) } else { json!([]) }},
+        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)", "time_range"],
     })
 }
 

@@ -13,6 +13,7 @@
 //! `Session::call` and render what it returns.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -51,6 +52,9 @@ pub struct SessionOptions {
     pub require_engine: bool,
     /// The tool groups offered (the provider tools only when asked for).
     pub toolsets: Toolsets,
+    /// The one schema the provider's write tools may write into
+    /// (`serve --allow-writes SCHEMA`); none: writes are off.
+    pub allow_writes: Option<String>,
 }
 
 impl Default for SessionOptions {
@@ -63,6 +67,7 @@ impl Default for SessionOptions {
             introspect: Introspect::WhenNoSnapshot,
             require_engine: false,
             toolsets: Toolsets::default(),
+            allow_writes: None,
         }
     }
 }
@@ -87,7 +92,9 @@ impl std::fmt::Display for SessionError {
 }
 
 pub struct Session {
-    project: Project,
+    /// Swapped whole when a write tool changes the catalog; each call reads
+    /// one snapshot of it.
+    project: std::sync::RwLock<Arc<Project>>,
     engine: Option<Box<dyn Engine>>,
     limits: Limits,
     retries: RetryTracker,
@@ -97,6 +104,7 @@ pub struct Session {
     toolsets: Toolsets,
     /// Makes and checks the provider tools' page tokens.
     pager: Pager,
+    allow_writes: Option<String>,
 }
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
@@ -107,7 +115,8 @@ impl Session {
     /// it as the options say.
     pub fn open(project: Project, options: SessionOptions) -> Result<Session, SessionError> {
         let source = options.source.as_deref().map(|s| engine::resolve_source(s, Path::new("."))).or_else(|| project.source());
-        let engine = match source.as_deref().map(engine::open) {
+        let writable = options.allow_writes.is_some();
+        let engine = match source.as_deref().map(|s| engine::open_for(s, writable)) {
             Some(Ok(e)) => Some(e),
             Some(Err(e)) if options.require_engine => return Err(SessionError::Engine(e)),
             Some(Err(e)) => {
@@ -133,8 +142,19 @@ impl Session {
             timeout: options.timeout.unwrap_or(Duration::from_millis(settings.timeout_ms)),
         };
         let audit = options.audit.then(|| AuditLog::new(&project.dir));
-        let toolsets = options.toolsets;
-        Ok(Session { project, engine, limits, retries: RetryTracker::new(), audit, drift, toolsets, pager: Pager::new() })
+        // The write tools are listed only where they can work.
+        let toolsets = Toolsets { writes: options.toolsets.provider && options.allow_writes.is_some(), ..options.toolsets };
+        Ok(Session {
+            project: std::sync::RwLock::new(Arc::new(project)),
+            engine,
+            limits,
+            retries: RetryTracker::new(),
+            audit,
+            drift,
+            toolsets,
+            pager: Pager::new(),
+            allow_writes: options.allow_writes,
+        })
     }
 
     /// A session on a project that compiles only (no source, no audit).
@@ -142,7 +162,7 @@ impl Session {
         let settings = &project.model.settings;
         let limits = Limits { max_rows: settings.max_rows as usize, timeout: Duration::from_millis(settings.timeout_ms) };
         Session {
-            project,
+            project: std::sync::RwLock::new(Arc::new(project)),
             engine: None,
             limits,
             retries: RetryTracker::new(),
@@ -150,11 +170,25 @@ impl Session {
             drift: Vec::new(),
             toolsets: Toolsets::default(),
             pager: Pager::new(),
+            allow_writes: None,
         }
     }
 
-    pub fn project(&self) -> &Project {
-        &self.project
+    /// The project as it stands (a write tool may have swapped in a newer
+    /// catalog since the session opened).
+    pub fn project(&self) -> Arc<Project> {
+        self.project.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Re-reads the live catalog after a write, so the written table is
+    /// readable at once; the snapshot on disk follows.
+    pub fn refresh_after_write(&self) {
+        let Some(engine) = &self.engine else { return };
+        let current = self.project();
+        match refresh_catalog((*current).clone(), engine.as_ref(), false) {
+            Ok((p, _)) => *self.project.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(p),
+            Err(e) => tracing::warn!("catalog not refreshed after a write: {e}"),
+        }
     }
 
     pub fn engine(&self) -> Option<&dyn Engine> {
@@ -195,15 +229,16 @@ impl Session {
             let env = self.retries.observe(tool, args, drifted);
             return self.record(tool, args, env);
         }
+        let project = self.project();
         let env = match &self.engine {
             Some(engine) => surface::invoke(
-                &self.project,
+                &project,
                 tool,
                 args,
                 Execution::Run { engine: engine.as_ref(), limits: self.limits, cancel: cancel.clone() },
             ),
             None => {
-                let env = surface::invoke(&self.project, tool, args, Execution::DryRun);
+                let env = surface::invoke(&project, tool, args, Execution::DryRun);
                 // Only a get_metric that planned fine and was meant to run needs the source.
                 if tool == "get_metric" && env.status() == Status::Success && !surface::is_dry_run(args) {
                     surface::no_source(args)
@@ -219,13 +254,15 @@ impl Session {
     /// Runs `f` with the provider tools' context for `client` (MCP resources
     /// read through it, so they show nothing a tool would not).
     pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&super::provider::ProviderContext<'_>) -> R) -> R {
+        let project = self.project();
         let ctx = super::provider::ProviderContext {
-            project: &self.project,
+            project: &project,
             engine: self.engine.as_deref(),
             limits: self.limits,
             cancel: cancel.clone(),
             pager: &self.pager,
             client,
+            allow_writes: self.allow_writes.as_deref(),
         };
         f(&ctx)
     }
@@ -239,7 +276,11 @@ impl Session {
             ));
             return super::next::attach(tool, args, env);
         }
-        self.with_provider(client, cancel, |ctx| surface::invoke_provider(ctx, tool, args))
+        let env = self.with_provider(client, cancel, |ctx| surface::invoke_provider(ctx, tool, args));
+        if super::provider::WRITE_TOOLS.contains(&tool) && env.status() == Status::Success {
+            self.refresh_after_write();
+        }
+        env
     }
 
     /// A get_metric whose plan reads a table or column that drifted in the
@@ -251,7 +292,8 @@ impl Session {
             return None;
         }
         let parsed: super::args::GetMetricArgs = serde_json::from_value(args.clone()).ok()?;
-        let plan = super::request_plan(&self.project, &parsed).ok()?;
+        let project = self.project();
+        let plan = super::request_plan(&project, &parsed).ok()?;
         let shown = plan.to_string();
         let mut touched: Vec<&str> = Vec::new();
         for c in &plan.components {
@@ -270,7 +312,7 @@ impl Session {
             return None;
         }
         let what: Vec<&str> = hits.iter().map(|d| d.what.as_str()).collect();
-        let dir = self.project.dir.display();
+        let dir = project.dir.display();
         let message = format!(
             "The source changed under the model: {}. The request reads it, so it is not run. Reconcile the model (`schemabrain check --project {dir} --source ...` lists every change), then retry.",
             what.join("; ")
@@ -287,7 +329,7 @@ impl Session {
     /// Compiles without running, whatever the session's engine (`compile`).
     pub fn compile(&self, args: &Json, validate: bool) -> Envelope {
         let execution = if validate { Execution::Validate } else { Execution::DryRun };
-        surface::invoke(&self.project, "get_metric", args, execution)
+        surface::invoke(&self.project(), "get_metric", args, execution)
     }
 
     /// Appends the call's audit record and stamps the answer with its hash,

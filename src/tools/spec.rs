@@ -22,6 +22,9 @@ pub enum SideEffects {
     None,
     /// Reads the source database.
     Read,
+    /// Writes into the source database (only into the schema the server
+    /// was started to allow).
+    Write,
 }
 
 impl SideEffects {
@@ -29,6 +32,7 @@ impl SideEffects {
         match self {
             SideEffects::None => "none",
             SideEffects::Read => "read",
+            SideEffects::Write => "write",
         }
     }
 }
@@ -139,6 +143,7 @@ fn data_schema(tool: &str) -> Json {
         "sample_table" => object(&[("qualified_name", "string"), ("columns", "array"), ("rows", "array"), ("masked_columns", "array")]),
         "get_stats" | "profile_table" => object(&[("qualified_name", "string"), ("row_count", "integer"), ("columns", "array")]),
         "detect_pii" => object(&[("qualified_name", "string"), ("columns", "array")]),
+        "materialize_sql" | "create_view" => object(&[("qualified_name", "string"), ("mode", "string")]),
         _ => json!({"type": "object"}),
     }
 }
@@ -480,6 +485,39 @@ pub fn provider_specs() -> Vec<ToolSpec> {
     ];
     v.sort_by_key(|s| s.name);
     v
+}
+
+/// The write tools, published only on a server started with
+/// `--allow-writes SCHEMA` and the provider toolset.
+pub fn write_specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "create_view",
+            title: "Create a view",
+            description: "Use this when a free-SQL result should stay available as a view for later queries: CREATE (or, with mode replace, CREATE OR REPLACE) VIEW in the one schema the server allows, over a statement checked as query_sql checks it. \
+                Use materialize_sql instead when the rows should be stored. \
+                Compositions: query_sql (dry_run) → create_view → query_sql on the view.",
+            tokens_estimate: 200,
+            latency_hint: "fast",
+            idempotent: false,
+            side_effects: SideEffects::Write,
+            formats: false,
+            schema: schema_of::<super::provider::CreateViewArgs>,
+        },
+        ToolSpec {
+            name: "materialize_sql",
+            title: "Materialize a query",
+            description: "Use this when a free-SQL result should be stored as a table: create, replace or append into a table of the one schema the server allows, from a statement checked as query_sql checks it (no PII can be stored). \
+                Use create_view instead when the result should stay live. \
+                Compositions: query_sql (dry_run) → materialize_sql → query_sql on the table.",
+            tokens_estimate: 200,
+            latency_hint: "moderate",
+            idempotent: false,
+            side_effects: SideEffects::Write,
+            formats: false,
+            schema: schema_of::<super::provider::MaterializeArgs>,
+        },
+    ]
 }
 
 /// The spec of one tool.

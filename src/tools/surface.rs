@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Map, Value as Json};
 
 use super::shape::{shape, ResponseFormat};
-use super::spec::{provider_specs, tool_specs, ToolSpec};
+use super::spec::{provider_specs, tool_specs, write_specs, ToolSpec};
 use super::{call, Execution};
 use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
 use crate::project::Project;
@@ -49,11 +49,20 @@ pub fn published_provider() -> &'static [Published] {
     P.get_or_init(|| publish(provider_specs()))
 }
 
+/// The write tools as published.
+pub fn published_writes() -> &'static [Published] {
+    static P: OnceLock<Vec<Published>> = OnceLock::new();
+    P.get_or_init(|| publish(write_specs()))
+}
+
 /// The tool groups a server offers: the semantic layer always, the
 /// provider tools (seed 003: catalog and free SQL) when asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Toolsets {
     pub provider: bool,
+    /// materialize_sql and create_view: with the provider toolset on a
+    /// server started with `--allow-writes SCHEMA` (set by the session).
+    pub writes: bool,
 }
 
 impl Toolsets {
@@ -73,7 +82,8 @@ impl Toolsets {
     /// The tools offered, semantic first, each group sorted by name.
     pub fn tools(self) -> impl Iterator<Item = &'static Published> {
         let provider: &'static [Published] = if self.provider { published_provider() } else { &[] };
-        published().iter().chain(provider.iter())
+        let writes: &'static [Published] = if self.provider && self.writes { published_writes() } else { &[] };
+        published().iter().chain(provider.iter()).chain(writes.iter())
     }
 
     pub fn find(self, tool: &str) -> Option<&'static Published> {
@@ -88,7 +98,7 @@ pub fn find(tool: &str) -> Option<&'static Published> {
 /// Runs one provider tool call (argument check, tool, size cap, next
 /// action); the caller has checked that the toolset is offered.
 pub fn invoke_provider(ctx: &super::provider::ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
-    let env = match published_provider().iter().find(|p| p.spec.name == tool) {
+    let env = match published_provider().iter().chain(published_writes()).find(|p| p.spec.name == tool) {
         None => super::provider::call(ctx, tool, args),
         Some(p) => match object_args(p, tool, args) {
             Err(e) => e,

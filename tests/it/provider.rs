@@ -50,7 +50,7 @@ fn session(project: schemabrain::project::Project, source: &str, provider: bool)
     let options = SessionOptions {
         source: Some(source.to_string()),
         audit: false,
-        toolsets: Toolsets { provider },
+        toolsets: Toolsets { provider, writes: false },
         ..SessionOptions::default()
     };
     Session::open(project, options).expect("session opens")
@@ -530,4 +530,140 @@ async fn resources_prompts_and_completion_over_mcp_in_both_eras() {
     let names: Vec<String> = client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
     assert!(!names.contains(&"query_sql".to_string()) && names.len() == 12, "{names:?}");
     client.cancel().await.ok();
+}
+
+fn writer(project: schemabrain::project::Project, source: &str, schema: Option<&str>) -> Session {
+    let options = SessionOptions {
+        source: Some(source.to_string()),
+        audit: false,
+        toolsets: Toolsets { provider: true, writes: false },
+        allow_writes: schema.map(str::to_string),
+        ..SessionOptions::default()
+    };
+    Session::open(project, options).expect("session opens")
+}
+
+/// The write tools on one engine: only into the allowed schema, only
+/// checked statements, the rest of the warehouse untouched.
+fn exercise_writes(s: &Session, scratch: &str, data_schema: &str, count: &dyn Fn(&str) -> f64) {
+    let names: Vec<&str> = s.toolsets().tools().map(|p| p.spec.name).collect();
+    assert!(names.contains(&"materialize_sql") && names.contains(&"create_view"), "{names:?}");
+    // Published as writes: not read-only, destructive (a replace drops what was there).
+    for p in schemabrain::tools::surface::published_writes() {
+        let a = schemabrain::mcp::mcp_tool(p).annotations.unwrap();
+        assert_eq!((a.read_only_hint, a.destructive_hint), (Some(false), Some(true)), "{}", p.spec.name);
+    }
+    let by_status = format!("SELECT status, count(*) AS n FROM {data_schema}.orders GROUP BY status");
+    let ok = |tool: &str, args: Json| {
+        let env = s.call(tool, &args);
+        assert_eq!(env.status().as_str(), "success", "{tool} {args}: {}", serde_json::to_string(&env).unwrap());
+        env
+    };
+    let env = ok("materialize_sql", json!({"sql": by_status, "table": "by_status"}));
+    assert_eq!(env.data().unwrap()["qualified_name"], format!("{scratch}.by_status"));
+    // Readable at once through query_sql (the catalog was refreshed).
+    let back = ok("query_sql", json!({"sql": format!("SELECT sum(n) FROM {scratch}.by_status")}));
+    let total = count(&format!("SELECT count(*) FROM {data_schema}.orders"));
+    assert_eq!(number(&back.data().unwrap()["rows"][0][0]), total);
+    ok("materialize_sql", json!({"sql": by_status, "table": format!("{scratch}.by_status"), "mode": "append"}));
+    assert_eq!(count(&format!("SELECT sum(n) FROM {scratch}.by_status")), 2.0 * total);
+    ok("materialize_sql", json!({"sql": by_status, "table": "by_status", "mode": "replace"}));
+    assert_eq!(count(&format!("SELECT sum(n) FROM {scratch}.by_status")), total);
+    // Create on an existing table fails, and changes nothing.
+    let env = s.call("materialize_sql", &json!({"sql": "SELECT 1 AS x", "table": "by_status"}));
+    assert_eq!(env.tool_error().map(|e| e.code().as_str()), Some("QUERY_FAILED"), "{}", serde_json::to_string(&env).unwrap());
+    assert_eq!(count(&format!("SELECT sum(n) FROM {scratch}.by_status")), total);
+    ok("create_view", json!({"sql": format!("SELECT segment, count(*) AS n FROM {data_schema}.customers GROUP BY segment"), "view": "segments"}));
+    let view = ok("query_sql", json!({"sql": format!("SELECT sum(n) FROM {scratch}.segments")}));
+    assert_eq!(number(&view.data().unwrap()["rows"][0][0]), count(&format!("SELECT count(*) FROM {data_schema}.customers")));
+    // Refused: outside the schema, odd names, PII, anything but a query.
+    for (tool, args, code) in [
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": format!("{data_schema}.evil")}), "policy_blocked"),
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": "other.evil"}), "policy_blocked"),
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": format!("{scratch}.a.b")}), "policy_blocked"),
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": "x; DROP TABLE orders"}), "invalid_argument"),
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": "\"orders\""}), "invalid_argument"),
+        ("materialize_sql", json!({"sql": "SELECT 1 AS x", "table": "orders--"}), "invalid_argument"),
+        ("materialize_sql", json!({"sql": format!("SELECT email FROM {data_schema}.customers"), "table": "leak"}), "pii_blocked"),
+        ("materialize_sql", json!({"sql": format!("SELECT * FROM {data_schema}.customers"), "table": "leak"}), "pii_blocked"),
+        ("materialize_sql", json!({"sql": format!("DELETE FROM {data_schema}.orders"), "table": "x"}), "policy_blocked"),
+        ("materialize_sql", json!({"sql": format!("SELECT 1; DROP TABLE {data_schema}.orders"), "table": "x"}), "invalid_argument"),
+        ("create_view", json!({"sql": format!("SELECT phone FROM {data_schema}.customers"), "view": "leak"}), "pii_blocked"),
+        ("create_view", json!({"sql": "SELECT 1 AS x", "view": format!("{data_schema}.v")}), "policy_blocked"),
+        ("create_view", json!({"sql": "SELECT 1 AS x", "view": "v", "mode": "append"}), "invalid_argument"),
+    ] {
+        let env = s.call(tool, &args);
+        let kind = env.tool_error().map(|e| e.kind().as_str().to_string()).unwrap_or_else(|| env.status().as_str().to_string());
+        assert_eq!(kind, code, "{tool} {args}: {}", serde_json::to_string(&env).unwrap());
+    }
+    let leaked = s.call("query_sql", &json!({"sql": format!("SELECT * FROM {scratch}.leak")}));
+    assert_eq!(leaked.tool_error().map(|e| e.code().as_str()), Some("INVALID_INPUT"), "a refused write left a table");
+}
+
+#[test]
+fn writes_go_only_into_the_allowed_schema_on_duckdb() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("writes-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("warehouse.duckdb");
+    std::fs::copy(demo_warehouse(), &db).unwrap();
+    let source = format!("duckdb:{}", db.display());
+    // Off unless asked for: not listed, and refused if called.
+    let off = writer(demo_project_with_catalog().clone(), &source, None);
+    assert!(!off.toolsets().tools().any(|p| p.spec.name == "materialize_sql"));
+    let env = off.call("materialize_sql", &json!({"sql": "SELECT 1 AS x", "table": "t"}));
+    assert_eq!(env.tool_error().unwrap().kind().as_str(), "policy_blocked");
+    assert!(env.tool_error().unwrap().message().contains("--allow-writes"));
+    drop(off);
+    let hashes = |s: &Session| -> Vec<Json> {
+        ["orders", "customers", "order_items", "regions"]
+            .iter()
+            .map(|t| s.call("query_sql", &json!({"sql": format!("SELECT md5(string_agg(CAST(id AS VARCHAR), ',' ORDER BY id)), count(*) FROM main.{t}")})).data().unwrap()["rows"].clone())
+            .collect()
+    };
+    let s = writer(demo_project_with_catalog().clone(), &source, Some("scratch"));
+    let before = hashes(&s);
+    let count = |sql: &str| -> f64 {
+        let env = s.call("query_sql", &json!({"sql": sql}));
+        number(&env.data().unwrap_or_else(|| panic!("{sql}: {}", serde_json::to_string(&env).unwrap()))["rows"][0][0])
+    };
+    exercise_writes(&s, "scratch", "main", &count);
+    assert_eq!(hashes(&s), before, "tables outside the allowed schema changed");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn writes_go_only_into_the_allowed_schema_on_postgres() {
+    let Some(schema) = PgSchema::create("writes") else { return };
+    let duck = demo_engine();
+    let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+    engine::export::export(&duck, "main", &target).expect("export to Postgres");
+    let scratch = format!("{}_scratch", schema.name);
+    let pg = PostgresEngine::connect(&schema.url).expect("connects");
+    let catalog = pg.introspect().expect("introspects");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    let project = crate::cross_engine::demo_project_in(&schema.name, &dir).with_catalog(catalog.clone()).unwrap_or_else(|d| panic!("{d}"));
+    let hashes = |pg: &PostgresEngine| -> BTreeMap<String, Json> {
+        catalog
+            .tables
+            .keys()
+            .map(|t| {
+                let sql = CompiledSql { sql: format!("SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"), params: Vec::new(), dialect: "postgres" };
+                (t.clone(), pg.run(&sql, limits()).unwrap().rows[0][0].clone())
+            })
+            .collect()
+    };
+    let before = hashes(&pg);
+    let s = writer(project, &schema.url, Some(&scratch));
+    let count = |sql: &str| -> f64 {
+        let c = CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "postgres" };
+        number(&pg.run(&c, limits()).unwrap().rows[0][0])
+    };
+    exercise_writes(&s, &scratch, &schema.name, &count);
+    // Reads stay read-only: the pool's sessions refuse a write the guard would miss.
+    let ro = CompiledSql { sql: format!("CREATE TABLE \"{scratch}\".sneaky (x int)"), params: Vec::new(), dialect: "postgres" };
+    assert!(s.engine().unwrap().run(&ro, limits()).is_err(), "a read session wrote");
+    assert_eq!(hashes(&pg), before, "tables outside the allowed schema changed");
+    schema.exec(&format!("DROP SCHEMA IF EXISTS \"{scratch}\" CASCADE"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
