@@ -32,6 +32,22 @@ const TOP_VALUES: usize = 5;
 /// Distinct values above which a column gets no top-values list.
 const TOP_VALUES_MAX_DISTINCT: u64 = 50;
 
+/// Rows of a period, through the table's time dimension.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeRange {
+    /// First instant included: `YYYY-MM-DD` or `YYYY-MM-DD HH:MM[:SS]`.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// First instant excluded, same forms.
+    #[serde(default)]
+    pub end: Option<String>,
+    /// The date or timestamp column; default the table's time dimension (its
+    /// entity's metrics' time dimension, else its only non-PII date/timestamp column).
+    #[serde(default)]
+    pub column: Option<String>,
+}
+
 /// Arguments of `sample_table`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +58,20 @@ pub struct SampleArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub rows: Option<u32>,
+    /// Only rows of this period.
+    #[serde(default)]
+    pub time_range: Option<TimeRange>,
+}
+
+/// Arguments of `get_stats` and `profile_table`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableStatsArgs {
+    /// The table as `schema.table` (list_tables names them).
+    pub qualified_name: String,
+    /// Only rows of this period.
+    #[serde(default)]
+    pub time_range: Option<TimeRange>,
 }
 
 /// Arguments of `detect_pii`.
@@ -78,6 +108,9 @@ struct Table<'p> {
     columns: Vec<Col<'p>>,
     engine: &'p dyn Engine,
     quote: char,
+    /// ` WHERE ...` of a time range (empty for all rows), and its description.
+    filter: String,
+    range: Option<Json>,
 }
 
 impl Table<'_> {
@@ -85,8 +118,51 @@ impl Table<'_> {
         Ident::with_quote(self.quote, name).to_string()
     }
 
+    /// The table, restricted to the time range when there is one.
     fn from(&self) -> String {
-        format!("{}.{}", self.ident(&self.info.schema), self.ident(&self.info.name))
+        format!("{}.{}{}", self.ident(&self.info.schema), self.ident(&self.info.name), self.filter)
+    }
+
+    /// `FROM` text with a further condition.
+    fn from_where(&self, condition: &str) -> String {
+        let joiner = if self.filter.is_empty() { " WHERE " } else { " AND " };
+        format!("{}{joiner}{condition}", self.from())
+    }
+
+    /// Restricts the table to `range`, through its time dimension.
+    fn restrict(&mut self, project: &crate::project::Project, range: Option<&TimeRange>) -> Result<(), ToolError> {
+        let Some(range) = range else { return Ok(()) };
+        let bad = |m: String| ToolError::new(FailureKind::InvalidArgument, m, Recovery::none());
+        let column = match &range.column {
+            Some(c) => c.clone(),
+            None => time_dimension(project, self)?,
+        };
+        let Some(col) = self.columns.iter().find(|c| c.info.name == column) else {
+            return Err(bad(format!("`{}` is not a column of {}.{}", crate::model::echo(&column), self.info.schema, self.info.name)));
+        };
+        if col.pii() {
+            // Filtering on a PII column is revealing, as in get_metric.
+            return Err(bad(format!("{} carries PII ({}): a time range cannot filter on it", col.shown, col.decision.shown_categories().join(", "))));
+        }
+        if !is_temporal(&col.info.data_type) {
+            return Err(bad(format!("`{column}` is {}, not a date or timestamp", col.info.data_type)));
+        }
+        let cast = if self.engine.dialect().name == "mysql" { "DATETIME" } else { "TIMESTAMP" };
+        let mut conditions = Vec::new();
+        for (bound, op) in [(&range.start, ">="), (&range.end, "<")] {
+            if let Some(v) = bound {
+                if !is_instant(v) {
+                    return Err(bad(format!("time_range bound `{}` is not YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS]", crate::model::echo(v))));
+                }
+                conditions.push(format!("{} {op} CAST('{v}' AS {cast})", self.ident(&column)));
+            }
+        }
+        if conditions.is_empty() {
+            return Err(bad("time_range needs a start, an end or both".into()));
+        }
+        self.filter = format!(" WHERE {}", conditions.join(" AND "));
+        self.range = Some(json!({"column": column, "start": range.start, "end": range.end}));
+        Ok(())
     }
 
     fn run(&self, ctx: &ProviderContext<'_>, sql: String, max_rows: usize) -> Result<ResultSet, ToolError> {
@@ -120,7 +196,57 @@ fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<
         .iter()
         .map(|c| Col { info: c, decision: crate::pii::decide(policy, &tref, &c.name), shown: names.get(&c.name).cloned().unwrap_or_else(|| c.name.clone()) })
         .collect();
-    Ok(Table { info, columns, engine, quote: engine.dialect().quote })
+    Ok(Table { info, columns, engine, quote: engine.dialect().quote, filter: String::new(), range: None })
+}
+
+fn is_temporal(data_type: &str) -> bool {
+    let t = data_type.to_uppercase();
+    t.contains("DATE") || t.contains("TIMESTAMP")
+}
+
+/// `YYYY-MM-DD`, optionally ` HH:MM` or ` HH:MM:SS` (or with `T`): the only
+/// text that reaches the SQL of a time range.
+fn is_instant(v: &str) -> bool {
+    let b = v.as_bytes();
+    let digits = |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let date = b.len() >= 10 && digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-') && digits(8..10);
+    let time = match b.len() {
+        10 => true,
+        16 | 19 => matches!(b.get(10), Some(b' ' | b'T')) && digits(11..13) && b.get(13) == Some(&b':') && digits(14..16) && (b.len() == 16 || b.get(16) == Some(&b':') && digits(17..19)),
+        _ => false,
+    };
+    date && time
+}
+
+/// The table's time dimension: the time dimension of its entity's metrics
+/// (when they agree on one), else its only non-PII date/timestamp column.
+fn time_dimension(project: &crate::project::Project, t: &Table<'_>) -> Result<String, ToolError> {
+    let model = &project.model;
+    let entity = model.entities.values().find(|e| e.table.schema == t.info.schema && e.table.table == t.info.name);
+    if let Some(e) = entity {
+        let mut dims: Vec<&str> = model
+            .metrics
+            .values()
+            .filter_map(|m| m.time_dimension.as_ref())
+            .filter(|d| d.entity == e.name)
+            .map(|d| d.column.as_str())
+            .collect();
+        dims.sort();
+        dims.dedup();
+        if let [one] = dims.as_slice() {
+            return Ok(one.to_string());
+        }
+    }
+    let candidates: Vec<&str> = t.columns.iter().filter(|c| !c.pii() && is_temporal(&c.info.data_type)).map(|c| c.info.name.as_str()).collect();
+    match candidates.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(ToolError::new(FailureKind::InvalidArgument, format!("{}.{} has no date or timestamp column a time range could use", t.info.schema, t.info.name), Recovery::none())),
+        many => Err(ToolError::new(
+            FailureKind::InvalidArgument,
+            format!("{}.{} has several time columns ({}): name one in time_range.column", t.info.schema, t.info.name, many.join(", ")),
+            Recovery::none().with_fuzzy_matches(many.iter().copied()),
+        )),
+    }
 }
 
 fn failed(e: ToolError) -> Envelope {
@@ -139,10 +265,13 @@ fn text_type(data_type: &str) -> bool {
 }
 
 pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
-    let t = match open(ctx, &args.qualified_name) {
+    let mut t = match open(ctx, &args.qualified_name) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
+    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
+        return failed(e);
+    }
     let n = args.rows.unwrap_or(10).clamp(1, MAX_SAMPLE_ROWS) as usize;
     let shown: Vec<&Col> = t.columns.iter().filter(|c| !c.pii()).collect();
     let masked: Vec<Json> = t
@@ -169,6 +298,7 @@ pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
         "rows": rows,
         "row_count": rows.len(),
         "masked_columns": masked,
+        "time_range": t.range,
     }))
     .with_follow_up_hints(&["query_sql", "profile_table"])
 }
@@ -218,27 +348,34 @@ fn stats(ctx: &ProviderContext<'_>, t: &Table<'_>) -> Result<(u64, Vec<Json>), T
     Ok((total, out))
 }
 
-pub fn get_stats(ctx: &ProviderContext<'_>, qualified_name: &str) -> Envelope {
-    let t = match open(ctx, qualified_name) {
+pub fn get_stats(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelope {
+    let mut t = match open(ctx, &args.qualified_name) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
+    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
+        return failed(e);
+    }
     match stats(ctx, &t) {
         Ok((rows, columns)) => Envelope::success(json!({
             "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
             "row_count": rows,
             "columns": columns,
+            "time_range": t.range,
         }))
         .with_follow_up_hints(&["profile_table", "query_sql"]),
         Err(e) => failed(e),
     }
 }
 
-pub fn profile_table(ctx: &ProviderContext<'_>, qualified_name: &str) -> Envelope {
-    let t = match open(ctx, qualified_name) {
+pub fn profile_table(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelope {
+    let mut t = match open(ctx, &args.qualified_name) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
+    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
+        return failed(e);
+    }
     let (rows, mut columns) = match stats(ctx, &t) {
         Ok(s) => s,
         Err(e) => return failed(e),
@@ -265,6 +402,7 @@ pub fn profile_table(ctx: &ProviderContext<'_>, qualified_name: &str) -> Envelop
         "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
         "row_count": rows,
         "columns": columns,
+        "time_range": t.range,
     }))
     .with_follow_up_hints(&["query_sql", "sample_table"])
 }
@@ -280,7 +418,7 @@ pub fn detect_pii(ctx: &ProviderContext<'_>, args: &DetectPiiArgs) -> Envelope {
         let by_name: Vec<&str> = crate::pii::classify_name(&c.info.name);
         let by_values = if text_type(&c.info.data_type) {
             let col = t.ident(&c.info.name);
-            let sql = format!("SELECT {col} FROM {} WHERE {col} IS NOT NULL LIMIT {n}", t.from());
+            let sql = format!("SELECT {col} FROM {} LIMIT {n}", t.from_where(&format!("{col} IS NOT NULL")));
             match t.run(ctx, sql, n) {
                 Ok(r) => {
                     let samples: Vec<String> = r.rows.iter().filter_map(|row| row.first().and_then(Json::as_str).map(str::to_string)).collect();

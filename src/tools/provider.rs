@@ -157,8 +157,8 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
         "query_sql" => super::with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
         "explain_sql" => super::with_args(tool, args, |a: ExplainSqlArgs| explain_sql(ctx, &a)),
         "sample_table" => super::with_args(tool, args, |a: super::inspect::SampleArgs| super::inspect::sample_table(ctx, &a)),
-        "get_stats" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::get_stats(ctx, &a.qualified_name)),
-        "profile_table" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::inspect::profile_table(ctx, &a.qualified_name)),
+        "get_stats" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::get_stats(ctx, &a)),
+        "profile_table" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::profile_table(ctx, &a)),
         "detect_pii" => super::with_args(tool, args, |a: super::inspect::DetectPiiArgs| super::inspect::detect_pii(ctx, &a)),
         "materialize_sql" => super::with_args(tool, args, |a: MaterializeArgs| {
             let call = json!({"sql": a.sql, "table": a.table, "dialect": a.dialect});

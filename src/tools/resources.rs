@@ -80,7 +80,7 @@ pub fn read(ctx: &ProviderContext<'_>, uri: &str) -> Result<String, ReadError> {
         }
         ["samples", c, schema, table] => {
             catalog_ok(c)?;
-            let args = super::inspect::SampleArgs { qualified_name: format!("{schema}.{table}"), rows: Some(10) };
+            let args = super::inspect::SampleArgs { qualified_name: format!("{schema}.{table}"), rows: Some(10), time_range: None };
             data_of(super::inspect::sample_table(ctx, &args))?
         }
         ["lineage", c, schema, table] => {
@@ -144,7 +144,8 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
         "profile_table": ctx.engine.is_some(),
         "detect_pii": ctx.engine.is_some(),
         "writes": {"allowed_schema": ctx.allow_writes, "tools": if ctx.allow_writes.is_some() { json!(["materialize_sql", "create_view"]) } else { json!([]) }},
-        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)", "time_range"],
+        "time_range": "sample_table, get_stats and profile_table, through the table's time dimension",
+        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)"],
     })
 }
 

@@ -454,7 +454,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<TableNameArgs>,
+            schema: schema_of::<super::inspect::TableStatsArgs>,
         },
         ToolSpec {
             name: "profile_table",
@@ -467,7 +467,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<TableNameArgs>,
+            schema: schema_of::<super::inspect::TableStatsArgs>,
         },
         ToolSpec {
             name: "detect_pii",

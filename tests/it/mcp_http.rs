@@ -245,3 +245,85 @@ async fn bounded_load_20000_calls_32_connections() {
     assert_eq!(v.records, TOTAL as u64);
     assert!(p(0.99) < Duration::from_secs(5), "{report}");
 }
+
+/// A legacy (2025-11-25) session on its own connection: its id and headers.
+async fn legacy_session(addr: SocketAddr) -> (Conn, String) {
+    let mut c = Conn::open(addr).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = c.post(&[], &init).await;
+    let session = r.headers.get("mcp-session-id").cloned().expect("legacy session id");
+    let h = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    assert_eq!(c.post(&h, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.status, 202);
+    (c, session)
+}
+
+async fn session_call(c: &mut Conn, session: &str, id: u64, tool: &str, args: Json) -> Json {
+    let h = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")];
+    envelope_of(&c.post(&h, &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}})).await)
+}
+
+/// Issue 18: many HTTP clients paging at once; a page token works only in
+/// the session it was issued to, and every client's pages are its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_tokens_stay_with_their_http_session_under_concurrency() {
+    let dir = mcp_stdio::demo_copy("http-pages");
+    let project = Project::open(&dir).expect("copy loads");
+    let options = schemabrain::tools::SessionOptions {
+        source: Some(mcp_stdio::source()),
+        audit: true,
+        toolsets: schemabrain::tools::Toolsets { provider: true, writes: false },
+        ..Default::default()
+    };
+    let shared = Arc::new(Session::open(project, options).expect("opens"));
+    let addr = start(shared).await;
+    const CLIENTS: u64 = 16;
+    // Each client pages through its own statement, 10 rows at a time.
+    let mut first_pages = Vec::new();
+    let mut tasks = Vec::new();
+    for k in 0..CLIENTS {
+        tasks.push(tokio::spawn(async move {
+            let (mut c, session) = legacy_session(addr).await;
+            let sql = format!("SELECT id FROM main.orders WHERE id % {CLIENTS} = {k} AND id <= 800");
+            let env = session_call(&mut c, &session, 2, "query_sql", json!({"sql": sql, "page_size": 10})).await;
+            assert_eq!(env["status"], "success", "{env}");
+            let token = env["data"]["page_token"].as_str().expect("a token").to_string();
+            let rows: Vec<i64> = env["data"]["rows"].as_array().unwrap().iter().map(|r| r[0].as_i64().unwrap()).collect();
+            (c, session, sql, token, rows)
+        }));
+    }
+    for t in tasks {
+        first_pages.push(t.await.expect("client task"));
+    }
+    let tokens: Vec<(String, String)> = first_pages.iter().map(|(_, _, sql, token, _)| (sql.clone(), token.clone())).collect();
+    let mut tasks = Vec::new();
+    for (k, (mut c, session, sql, token, first_rows)) in first_pages.into_iter().enumerate() {
+        // Another client's token, sent with that client's own statement.
+        let (their_sql, their_token) = tokens[(k + 1) % tokens.len()].clone();
+        tasks.push(tokio::spawn(async move {
+            let env = session_call(&mut c, &session, 3, "query_sql", json!({"sql": their_sql, "page_size": 10, "page_token": their_token})).await;
+            assert_eq!(env["status"], "error", "a foreign token was accepted: {env}");
+            assert!(env["error"]["message"].as_str().unwrap().contains("another client"), "{env}");
+            // The client's own pages: every id of its residue class once.
+            let mut ids: Vec<i64> = first_rows;
+            let mut args = json!({"sql": sql, "page_size": 10, "page_token": token});
+            let mut id = 4;
+            loop {
+                let env = session_call(&mut c, &session, id, "query_sql", args.clone()).await;
+                id += 1;
+                ids.extend(env["data"]["rows"].as_array().unwrap().iter().map(|r| r[0].as_i64().unwrap()));
+                match env["data"]["page_token"].as_str() {
+                    Some(t) => args["page_token"] = json!(t),
+                    None => break,
+                }
+            }
+            let expected: Vec<i64> = (1..=800).filter(|i| i % CLIENTS as i64 == k as i64).collect();
+            ids.sort();
+            assert_eq!(ids, expected, "client {k}");
+        }));
+    }
+    for t in tasks {
+        t.await.expect("client task");
+    }
+    let v = schemabrain::audit::verify(&dir).expect("audit");
+    assert!(v.intact(), "{:?}", v.problems);
+}

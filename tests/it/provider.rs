@@ -667,3 +667,37 @@ fn writes_go_only_into_the_allowed_schema_on_postgres() {
     schema.exec(&format!("DROP SCHEMA IF EXISTS \"{scratch}\" CASCADE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn time_ranges_go_through_the_tables_time_dimension() {
+    let w = demo_warehouse();
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), true);
+    let range = json!({"start": "2024-03-01", "end": "2024-04-01 00:00"});
+    let env = s.call("get_stats", &json!({"qualified_name": "main.orders", "time_range": range}));
+    let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(data["time_range"]["column"], "ordered_at");
+    let truth = direct("SELECT count(*) FROM main.orders WHERE ordered_at >= TIMESTAMP '2024-03-01' AND ordered_at < TIMESTAMP '2024-04-01'");
+    assert_eq!(number(&data["row_count"]), number(&truth[0][0]));
+    assert!(number(&data["row_count"]) > 0.0);
+    // customers: date_of_birth is PII, so its time dimension is signup_date.
+    let env = s.call("sample_table", &json!({"qualified_name": "main.customers", "rows": 100, "time_range": {"start": "2023-06-01", "end": "2023-07-01"}}));
+    let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(data["time_range"]["column"], "signup_date");
+    let at = data["columns"].as_array().unwrap().iter().position(|c| c["name"] == "signup_date").unwrap();
+    let rows = data["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r[at].as_str().unwrap().starts_with("2023-06")), "{rows:?}");
+    let env = s.call("profile_table", &json!({"qualified_name": "main.orders", "time_range": {"end": "2023-01-01"}}));
+    let truth = direct("SELECT count(*) FROM main.orders WHERE ordered_at < TIMESTAMP '2023-01-01'");
+    assert_eq!(number(&env.data().unwrap()["row_count"]), number(&truth[0][0]));
+    for bad in [
+        json!({"start": "2024-01-01'; DROP TABLE main.orders; --"}),
+        json!({"start": "yesterday"}),
+        json!({"start": "2024-01-01", "column": "date_of_birth"}),
+        json!({"start": "2024-01-01", "column": "segment"}),
+        json!({}),
+    ] {
+        let env = s.call("get_stats", &json!({"qualified_name": "main.customers", "time_range": bad}));
+        assert_eq!(env.tool_error().map(|e| e.code().as_str()), Some("INVALID_INPUT"), "{bad}: {}", serde_json::to_string(&env).unwrap());
+    }
+}
