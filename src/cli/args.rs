@@ -199,6 +199,8 @@ impl RequestFlags {
             dialect: self.dialect.clone(),
             dry_run: false,
             query: self.saved.clone(),
+            page_size: None,
+            page_token: None,
         })
     }
 

@@ -76,6 +76,12 @@ pub struct GetMetricArgs {
     /// A saved query's name instead of name/group_by/time_grain (list_metrics lists them with type saved_query); filters, where, order_by and limit may narrow it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// Page through the answer this many rows at a time (1..1000); data.page_token continues it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
+    /// The previous page's data.page_token, with the same arguments otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
 }
 
 impl GetMetricArgs {

@@ -24,14 +24,22 @@ pub enum Execution<'e> {
     /// like the model (`compile --validate`): names and types are bound, no
     /// data is read, no warehouse is needed.
     Validate,
-    /// Run on `engine`; `cancel` interrupts the query in the engine.
-    Run { engine: &'e dyn Engine, limits: Limits, cancel: Cancel },
+    /// Run on `engine`; `cancel` interrupts the query in the engine;
+    /// `pages` makes and checks page tokens (a session's, for its client).
+    Run { engine: &'e dyn Engine, limits: Limits, cancel: Cancel, pages: Option<Pages<'e>> },
+}
+
+/// What paging needs: the server's token key and the client it pages for.
+#[derive(Clone, Copy)]
+pub struct Pages<'e> {
+    pub pager: &'e super::Pager,
+    pub client: &'e str,
 }
 
 impl<'e> Execution<'e> {
     /// Runs on `engine` with nothing to cancel it but its timeout.
     pub fn run(engine: &'e dyn Engine, limits: Limits) -> Self {
-        Execution::Run { engine, limits, cancel: Cancel::never() }
+        Execution::Run { engine, limits, cancel: Cancel::never(), pages: None }
     }
 }
 
@@ -86,6 +94,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     };
     let compiled = lowered.compiled();
     let mut limit_cut = false;
+    let mut paged: Option<Json> = None;
     let mut validation: Option<Json> = None;
     let mut notes: Vec<String> = plan.notes().into_iter().map(super::notes::sentence).collect();
     let result = match execution {
@@ -101,7 +110,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             }
             None
         }
-        Execution::Run { engine, limits, cancel } => {
+        Execution::Run { engine, limits, cancel, pages } => {
             // The engine runs the query with one row more than asked, to learn
             // whether the limit cut groups off; that extra row is never returned.
             let limit = plan.limit as usize;
@@ -118,7 +127,17 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
                         rs.rows.truncate(limits.max_rows);
                         rs.truncated = true;
                     }
-                    Some(rs)
+                    if args.page_size.is_some() || args.page_token.is_some() {
+                        match page(args, &compiled, pages, rs) {
+                            Ok((rs, p)) => {
+                                paged = Some(p);
+                                Some(rs)
+                            }
+                            Err(e) => return e,
+                        }
+                    } else {
+                        Some(rs)
+                    }
                 }
                 Err(e) => return Envelope::error(engine_error(args, e)),
             }
@@ -135,6 +154,9 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     let mut env_data_extra = Vec::new();
     if let Some(v) = validation {
         env_data_extra.push(("validation", v));
+    }
+    if let Some(p) = paged {
+        env_data_extra.push(("page", p));
     }
     answer(project, &plan, &compiled, result, notes, limit_cut, unordered_cut, env_data_extra)
 }
@@ -301,6 +323,44 @@ fn filter_of(f: &FilterArgs) -> Result<FilterArg, ir::Issue> {
 /// The arguments as a JSON object, for a recovery's `suggested_args`.
 pub(super) fn args_object(args: &GetMetricArgs) -> Json {
     serde_json::to_value(args).unwrap_or(Json::Null)
+}
+
+/// Rows per page at most.
+const MAX_PAGE_ROWS: usize = 1000;
+
+/// One page of the answer, and `data.page`: offset, has_more, the token to
+/// continue. The answer's order is total (the plan appends every output key
+/// as a tie-break), so re-running the request and slicing it returns every
+/// row exactly once over the pages.
+fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, mut rs: ResultSet) -> Result<(ResultSet, Json), Envelope> {
+    let mut fresh = args.clone();
+    fresh.page_token = None;
+    let Some(p) = pages else {
+        return Err(Envelope::error(ToolError::new(
+            FailureKind::InvalidArgument,
+            "paging needs a server session (schemabrain serve, or tools::Session): call without page_size and page_token here",
+            Recovery::call("get_metric", args_object(&GetMetricArgs { page_size: None, ..fresh })),
+        )));
+    };
+    let params: Vec<Json> = compiled.params.iter().map(ir::Value::to_json).collect();
+    let statement = super::Pager::statement_id(compiled.dialect, &format!("{}\n{}", compiled.sql, Json::Array(params)));
+    let offset = match &args.page_token {
+        None => 0,
+        Some(t) => match p.pager.open(t, &statement, p.client) {
+            Ok(o) => o as usize,
+            Err(e) => return Err(Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::call("get_metric", args_object(&fresh))))),
+        },
+    };
+    let size = args.page_size.map(|n| n as usize).unwrap_or(super::shape::CONCISE_ROWS).clamp(1, MAX_PAGE_ROWS);
+    let total = rs.rows.len();
+    let end = offset.saturating_add(size).min(total);
+    rs.rows = rs.rows.drain(offset.min(total)..end).collect();
+    let has_more = end < total;
+    let mut info = json!({"offset": offset, "page_size": size, "has_more": has_more});
+    if has_more {
+        info["page_token"] = json!(p.pager.issue(&statement, p.client, end as u64));
+    }
+    Ok((rs, info))
 }
 
 fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {

@@ -108,7 +108,13 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
 
 fn metric_step(args: &Json, env: &Envelope, data: &Json) -> NextAction {
     // `truncated` alone may be the caller's own limit; `partial` is a cut answer.
-    let _ = data;
+    if let Some(t) = data.get("page").and_then(|p| p.get("page_token")).and_then(Json::as_str) {
+        let mut more = args.clone();
+        if let Some(m) = more.as_object_mut() {
+            m.insert("page_token".into(), json!(t));
+        }
+        return NextAction::call("get_metric", more, "More rows: call again with this page_token and the same arguments, or answer from the rows so far if they suffice.", false);
+    }
     match env.status() {
         Status::Partial => {
             let mut more = args.clone();

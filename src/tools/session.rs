@@ -235,7 +235,12 @@ impl Session {
                 &project,
                 tool,
                 args,
-                Execution::Run { engine: engine.as_ref(), limits: self.limits, cancel: cancel.clone() },
+                Execution::Run {
+                    engine: engine.as_ref(),
+                    limits: self.limits,
+                    cancel: cancel.clone(),
+                    pages: Some(super::get_metric::Pages { pager: &self.pager, client }),
+                },
             ),
             None => {
                 let env = surface::invoke(&project, tool, args, Execution::DryRun);

@@ -701,3 +701,44 @@ fn time_ranges_go_through_the_tables_time_dimension() {
         assert_eq!(env.tool_error().map(|e| e.code().as_str()), Some("INVALID_INPUT"), "{bad}: {}", serde_json::to_string(&env).unwrap());
     }
 }
+
+#[test]
+fn get_metric_pages_every_row_exactly_once() {
+    let w = demo_warehouse();
+    let s = session(demo_project_with_catalog().clone(), &format!("duckdb:{}", w.display()), false);
+    let cancel = schemabrain::engine::Cancel::never();
+    let request = json!({"name": "order_count", "group_by": ["store.name"], "time_grain": "month", "response_format": "detailed"});
+    let whole = s.call("get_metric", &request);
+    let all: Vec<Json> = whole.data().unwrap()["rows"].as_array().unwrap().clone();
+    assert!(all.len() > 200, "{} rows", all.len());
+    let mut rows = Vec::new();
+    let mut args = request.clone();
+    args["page_size"] = json!(75);
+    let mut pages = 0;
+    loop {
+        let env = s.call_as("pager", "get_metric", &args, &cancel);
+        let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap())).clone();
+        pages += 1;
+        assert!(data["rows"].as_array().unwrap().len() <= 75);
+        rows.extend(data["rows"].as_array().unwrap().iter().cloned());
+        match data["page"]["page_token"].as_str() {
+            Some(t) => {
+                assert_eq!(env.next_action().and_then(|n| n.tool.clone()).as_deref(), Some("get_metric"));
+                if pages == 1 {
+                    // Another client cannot continue it; a changed request cannot either.
+                    let mut foreign = args.clone();
+                    foreign["page_token"] = json!(t);
+                    let e = s.call_as("intruder", "get_metric", &foreign, &cancel);
+                    assert!(e.tool_error().unwrap().message().contains("another client"));
+                    foreign["group_by"] = json!(["customer.country"]);
+                    let e = s.call_as("pager", "get_metric", &foreign, &cancel);
+                    assert!(e.tool_error().unwrap().message().contains("another statement"));
+                }
+                args["page_token"] = json!(t);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(pages, all.len().div_ceil(75));
+    assert_eq!(rows, all, "the pages are not the answer, in order");
+}
