@@ -123,6 +123,12 @@ impl SemanticModel {
         self.metrics.get(name)
     }
 
+    /// The entity bound to `schema.table`, if any (the first, by name, when
+    /// several are).
+    pub fn entity_on(&self, schema: &str, table: &str) -> Option<&Entity> {
+        self.entities.values().find(|e| e.table.schema == schema && e.table.table == table)
+    }
+
     pub fn join(&self, name: &str) -> Option<&Join> {
         self.joins.get(name)
     }

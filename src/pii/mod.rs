@@ -19,8 +19,6 @@ pub use classify::classify_name;
 pub(crate) use classify::words as identifier_words;
 pub use values::{classify_values, looks_like_birth_dates, ValueMatch};
 
-use std::collections::BTreeMap;
-
 use crate::model::{PiiPolicy, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
 
 /// A column's PII tag as the policy resolves it.
@@ -140,20 +138,31 @@ pub fn shown_table_column(policy: &PiiPolicy, table: &TableRef, column: &str) ->
     }
 }
 
-/// Numbered placeholders for the catastrophic columns of one listing
-/// (`<redacted_column_1>`, ...), in listing order; other columns keep their names.
-pub fn listing_names<'a>(policy: &PiiPolicy, table: &TableRef, columns: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+/// One column of a listing under the policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub column: String,
+    /// The name a tool may show: a numbered placeholder
+    /// (`<redacted_column_1>`, ...) for a catastrophic column.
+    pub shown: String,
+    pub decision: Decision,
+}
+
+/// The decision for every column of one listing, in listing order, each
+/// decided once, with catastrophic columns numbered in that order.
+pub fn decide_listing<'a>(policy: &PiiPolicy, table: &TableRef, columns: impl IntoIterator<Item = &'a str>) -> Vec<Listed> {
     let mut n = 0;
     columns
         .into_iter()
         .map(|c| {
-            let shown = if decide(policy, table, c).catastrophic {
+            let decision = decide(policy, table, c);
+            let shown = if decision.catastrophic {
                 n += 1;
                 format!("<redacted_column_{n}>")
             } else {
                 c.to_string()
             };
-            (c.to_string(), shown)
+            Listed { column: c.to_string(), shown, decision }
         })
         .collect()
 }

@@ -138,17 +138,18 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         Ok(e) => e,
         Err(err) => return Envelope::error(err),
     };
-    let names = crate::pii::listing_names(&model.pii_policy, &e.table, e.columns.iter().map(|c| c.name.as_str()));
+    let listed = crate::pii::decide_listing(&model.pii_policy, &e.table, e.columns.iter().map(|c| c.name.as_str()));
     let columns: Vec<Json> = e
         .columns
         .iter()
-        .map(|c| {
+        .zip(&listed)
+        .map(|(c, l)| {
             // The one decision every tool reads; only blocked categories are
             // named for a redacted column (naming the rest would let an agent
             // probe for PII), and catastrophic columns are never named.
-            let d = crate::pii::decide(&model.pii_policy, &e.table, &c.name);
+            let d = &l.decision;
             json!({
-                "name": names[&c.name],
+                "name": l.shown,
                 "data_type": c.data_type,
                 "nullable": c.nullable,
                 "description": if d.redacted() { None } else { c.description.clone() },
@@ -158,7 +159,11 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
             })
         })
         .collect();
-    let identity: Vec<String> = e.identity.iter().map(|c| names.get(c).cloned().unwrap_or_else(|| crate::pii::shown_entity_column(model, &e.name, c))).collect();
+    let identity: Vec<String> = e
+        .identity
+        .iter()
+        .map(|c| listed.iter().find(|l| &l.column == c).map(|l| l.shown.clone()).unwrap_or_else(|| crate::pii::shown_entity_column(model, &e.name, c)))
+        .collect();
     let graph = model.graph();
     let mut reachable: Vec<Json> = Vec::new();
     for other in model.entities.keys().filter(|n| **n != e.name) {

@@ -18,7 +18,7 @@ use super::provider::ProviderContext;
 use crate::catalog::{ColumnInfo, TableInfo};
 use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
-use crate::model::TableRef;
+use crate::model::{TableRef, TypeClass};
 use crate::pii::Decision;
 use crate::sql::CompiledSql;
 
@@ -144,7 +144,7 @@ impl Table<'_> {
             // Filtering on a PII column is revealing, as in get_metric.
             return Err(bad(format!("{} carries PII ({}): a time range cannot filter on it", col.shown, col.decision.shown_categories().join(", "))));
         }
-        if !is_temporal(&col.info.data_type) {
+        if !TypeClass::of(&col.info.data_type).is_temporal() {
             return Err(bad(format!("`{column}` is {}, not a date or timestamp", col.info.data_type)));
         }
         let cast = if self.engine.dialect().name == "mysql" { "DATETIME" } else { "TIMESTAMP" };
@@ -190,18 +190,9 @@ fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<
     };
     let policy = &ctx.project.model.pii_policy;
     let tref = TableRef { schema: info.schema.clone(), table: info.name.clone() };
-    let names = crate::pii::listing_names(policy, &tref, info.columns.iter().map(|c| c.name.as_str()));
-    let columns = info
-        .columns
-        .iter()
-        .map(|c| Col { info: c, decision: crate::pii::decide(policy, &tref, &c.name), shown: names.get(&c.name).cloned().unwrap_or_else(|| c.name.clone()) })
-        .collect();
+    let listed = crate::pii::decide_listing(policy, &tref, info.columns.iter().map(|c| c.name.as_str()));
+    let columns = info.columns.iter().zip(listed).map(|(c, l)| Col { info: c, decision: l.decision, shown: l.shown }).collect();
     Ok(Table { info, columns, engine, quote: engine.dialect().quote, filter: String::new(), range: None })
-}
-
-fn is_temporal(data_type: &str) -> bool {
-    let t = data_type.to_uppercase();
-    t.contains("DATE") || t.contains("TIMESTAMP")
 }
 
 /// `YYYY-MM-DD`, optionally ` HH:MM` or ` HH:MM:SS` (or with `T`): the only
@@ -222,8 +213,7 @@ fn is_instant(v: &str) -> bool {
 /// (when they agree on one), else its only non-PII date/timestamp column.
 fn time_dimension(project: &crate::project::Project, t: &Table<'_>) -> Result<String, ToolError> {
     let model = &project.model;
-    let entity = model.entities.values().find(|e| e.table.schema == t.info.schema && e.table.table == t.info.name);
-    if let Some(e) = entity {
+    if let Some(e) = model.entity_on(&t.info.schema, &t.info.name) {
         let mut dims: Vec<&str> = model
             .metrics
             .values()
@@ -237,7 +227,7 @@ fn time_dimension(project: &crate::project::Project, t: &Table<'_>) -> Result<St
             return Ok(one.to_string());
         }
     }
-    let candidates: Vec<&str> = t.columns.iter().filter(|c| !c.pii() && is_temporal(&c.info.data_type)).map(|c| c.info.name.as_str()).collect();
+    let candidates: Vec<&str> = t.columns.iter().filter(|c| !c.pii() && TypeClass::of(&c.info.data_type).is_temporal()).map(|c| c.info.name.as_str()).collect();
     match candidates.as_slice() {
         [one] => Ok(one.to_string()),
         [] => Err(ToolError::new(FailureKind::InvalidArgument, format!("{}.{} has no date or timestamp column a time range could use", t.info.schema, t.info.name), Recovery::none())),
@@ -255,13 +245,8 @@ fn failed(e: ToolError) -> Envelope {
 
 /// Numbers, dates and times: min/max are reported for these only.
 fn ordered_type(data_type: &str) -> bool {
-    let t = data_type.to_uppercase();
-    ["INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "DATE", "TIME"].iter().any(|k| t.contains(k))
-}
-
-fn text_type(data_type: &str) -> bool {
-    let t = data_type.to_uppercase();
-    ["CHAR", "TEXT", "STRING", "UTF8"].iter().any(|k| t.contains(k))
+    let class = TypeClass::of(data_type);
+    class.is_numeric() || class.is_temporal() || class == TypeClass::Time
 }
 
 pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
@@ -416,7 +401,7 @@ pub fn detect_pii(ctx: &ProviderContext<'_>, args: &DetectPiiArgs) -> Envelope {
     let mut out = Vec::new();
     for c in &t.columns {
         let by_name: Vec<&str> = crate::pii::classify_name(&c.info.name);
-        let by_values = if text_type(&c.info.data_type) {
+        let by_values = if TypeClass::of(&c.info.data_type) == TypeClass::Text {
             let col = t.ident(&c.info.name);
             let sql = format!("SELECT {col} FROM {} LIMIT {n}", t.from_where(&format!("{col} IS NOT NULL")));
             match t.run(ctx, sql, n) {

@@ -122,18 +122,12 @@ struct ColumnView {
 /// columns get numbered placeholders.
 fn column_views(model: &SemanticModel, t: &TableInfo) -> BTreeMap<String, ColumnView> {
     let tref = TableRef { schema: t.schema.clone(), table: t.name.clone() };
-    let names = crate::pii::listing_names(&model.pii_policy, &tref, t.columns.iter().map(|c| c.name.as_str()));
-    t.columns
-        .iter()
-        .map(|c| {
-            let d = crate::pii::decide(&model.pii_policy, &tref, &c.name);
-            let view = ColumnView {
-                shown_name: names[&c.name].clone(),
-                redacted: d.redacted(),
-                catastrophic: d.catastrophic,
-                categories: d.shown_categories(),
-            };
-            (c.name.clone(), view)
+    crate::pii::decide_listing(&model.pii_policy, &tref, t.columns.iter().map(|c| c.name.as_str()))
+        .into_iter()
+        .map(|l| {
+            let d = &l.decision;
+            let view = ColumnView { redacted: d.redacted(), catastrophic: d.catastrophic, categories: d.shown_categories(), shown_name: l.shown };
+            (l.column, view)
         })
         .collect()
 }
@@ -150,12 +144,11 @@ fn shown(views: &BTreeMap<String, ColumnView>, col: &str) -> String {
 
 /// The entity bound to a table, if any.
 fn entity_of(model: &SemanticModel, schema: &str, table: &str) -> Option<String> {
-    model.entities.values().find(|e| e.table.schema == schema && e.table.table == table).map(|e| e.name.clone())
+    model.entity_on(schema, table).map(|e| e.name.clone())
 }
 
 fn describe_column_text(model: &SemanticModel, t: &TableInfo, col: &str) -> Option<String> {
-    let entity = model.entities.values().find(|e| e.table.schema == t.schema && e.table.table == t.name)?;
-    entity.column(col).and_then(|c| c.description.clone())
+    model.entity_on(&t.schema, &t.name)?.column(col).and_then(|c| c.description.clone())
 }
 
 pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
@@ -454,7 +447,7 @@ const MAX_EXAMPLES: usize = 5;
 /// is offered, so PII refusals and unreachable columns never appear.
 fn example_calls(project: &Project, schema: &str, table: &str) -> Vec<Json> {
     let model = &project.model;
-    let Some(entity) = model.entities.values().find(|e| e.table.schema == schema && e.table.table == table) else {
+    let Some(entity) = model.entity_on(schema, table) else {
         return Vec::new();
     };
     let keys: BTreeSet<&str> = model

@@ -113,13 +113,11 @@ fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptErr
     let info = super::physical::table_arg(project, table).map_err(|e| PromptError(e.message().to_string()))?;
     let policy = &project.model.pii_policy;
     let tref = TableRef { schema: info.schema.clone(), table: info.name.clone() };
-    let names = crate::pii::listing_names(policy, &tref, info.columns.iter().map(|c| c.name.as_str()));
     let mut blocked = Vec::new();
     let mut counted = Vec::new();
-    for c in &info.columns {
-        let d = crate::pii::decide(policy, &tref, &c.name);
-        let shown = names.get(&c.name).cloned().unwrap_or_else(|| c.name.clone());
-        let line = format!("- {shown} ({})", d.shown_categories().join(", "));
+    for l in crate::pii::decide_listing(policy, &tref, info.columns.iter().map(|c| c.name.as_str())) {
+        let d = &l.decision;
+        let line = format!("- {} ({})", l.shown, d.shown_categories().join(", "));
         if d.redacted() {
             blocked.push(line);
         } else if d.guarded() {

@@ -19,7 +19,7 @@
 //! `Engine` trait.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sqlparser::ast::{OrderByKind, Statement};
 
@@ -58,24 +58,24 @@ pub struct ListTablesArgs {
 }
 
 /// Arguments of `query_sql`.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuerySqlArgs {
     /// Exactly one read-only SELECT (WITH, joins, subqueries, UNION and window functions are fine).
     /// Tables must be in the catalog (list_tables); PII columns may only be counted.
     pub sql: String,
     /// The SQL dialect; defaults to the source's own and must equal it (duckdb, postgres, mysql or datafusion).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
     /// Rows per page, 1..1000; default 100. A page also stops at 60 KiB of rows.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000))]
     pub page_size: Option<u32>,
     /// The `page_token` of the previous page, with the same sql and dialect, for the next page.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_token: Option<String>,
     /// Check the statement (guard, tables, PII) without running it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }
 
@@ -363,7 +363,7 @@ pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope
 }
 
 pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
-    let call = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+    let call = serde_json::to_value(args).unwrap_or(Json::Null);
     let Checked { statement, sql: checked, dialect, tables } = match check_statement(ctx, "query_sql", &args.sql, args.dialect.as_deref(), call) {
         Ok(c) => c,
         Err(e) => return e,
@@ -475,7 +475,7 @@ fn paged_sql(statement: &Statement, checked: &str, width: usize, rows: usize, of
 }
 
 fn token_error(e: TokenError, args: &QuerySqlArgs) -> Envelope {
-    let mut fresh = serde_json::to_value(AsArgs(args)).unwrap_or(Json::Null);
+    let mut fresh = serde_json::to_value(args).unwrap_or(Json::Null);
     if let Some(m) = fresh.as_object_mut() {
         m.remove("page_token");
     }
@@ -490,25 +490,4 @@ fn engine_error(e: EngineError, args: &QuerySqlArgs) -> Envelope {
         _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
     };
     Envelope::error(error)
-}
-
-/// The arguments as the JSON object an agent sent (for recoveries).
-struct AsArgs<'a>(&'a QuerySqlArgs);
-
-impl serde::Serialize for AsArgs<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let a = self.0;
-        let mut v = serde_json::Map::new();
-        v.insert("sql".into(), json!(a.sql));
-        if let Some(d) = &a.dialect {
-            v.insert("dialect".into(), json!(d));
-        }
-        if let Some(n) = a.page_size {
-            v.insert("page_size".into(), json!(n));
-        }
-        if let Some(t) = &a.page_token {
-            v.insert("page_token".into(), json!(t));
-        }
-        serde::Serialize::serialize(&v, s)
-    }
 }

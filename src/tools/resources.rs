@@ -13,7 +13,6 @@
 //! resources and errors.
 
 use serde_json::{json, Value as Json};
-use sha2::{Digest, Sha256};
 
 use super::provider::ProviderContext;
 use crate::envelope::Envelope;
@@ -95,8 +94,8 @@ pub fn read(ctx: &ProviderContext<'_>, uri: &str) -> Result<String, ReadError> {
 /// The content with `etag`, a hash of the content without it.
 fn with_etag(mut data: Json) -> String {
     let body = serde_json::to_string(&data).unwrap_or_default();
-    let digest = Sha256::digest(body.as_bytes());
-    let etag: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let digest = crate::audit::sha256_hex(body.as_bytes());
+    let etag = digest.get(..16).unwrap_or(&digest).to_string();
     if let Some(m) = data.as_object_mut() {
         m.insert("etag".into(), json!(etag));
     }

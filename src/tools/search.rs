@@ -375,7 +375,7 @@ pub fn find_relevant_tables(project: &Project, args: &SearchArgs) -> Envelope {
     let model = &project.model;
     search("find_relevant_tables", &docs, args, |d, score, matched, (col, desc)| {
         let (schema, table) = d.key.split_once('.').unwrap_or(("", &d.key));
-        let entity = model.entities.values().find(|e| e.table.schema == schema && e.table.table == table).map(|e| e.name.clone());
+        let entity = model.entity_on(schema, table).map(|e| e.name.clone());
         json!({
             "qualified_name": d.key,
             "score": round(score),

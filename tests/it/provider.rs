@@ -139,6 +139,18 @@ fn the_corpus_has_no_escape_on_duckdb() {
     assert_eq!(file_hash(w), before, "the warehouse file changed");
 }
 
+/// A hash of every row of every catalog table on Postgres, by table.
+fn table_hashes(pg: &PostgresEngine, catalog: &schemabrain::catalog::Catalog) -> BTreeMap<String, Json> {
+    catalog
+        .tables
+        .keys()
+        .map(|t| {
+            let sql = CompiledSql { sql: format!("SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"), params: Vec::new(), dialect: "postgres" };
+            (t.clone(), pg.run(&sql, limits()).unwrap().rows[0][0].clone())
+        })
+        .collect()
+}
+
 #[test]
 fn the_corpus_has_no_escape_on_postgres() {
     let Some(schema) = PgSchema::create("provider") else { return };
@@ -147,18 +159,7 @@ fn the_corpus_has_no_escape_on_postgres() {
     engine::export::export(&duck, "main", &target).expect("export to Postgres");
     let pg = PostgresEngine::connect(&schema.url).expect("connects");
     let catalog = pg.introspect().expect("introspects");
-    let hashes = |pg: &PostgresEngine| -> BTreeMap<String, Json> {
-        catalog
-            .tables
-            .keys()
-            .map(|t| {
-                let sql = CompiledSql { sql: format!("SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"), params: Vec::new(), dialect: "postgres" };
-                let r = pg.run(&sql, limits()).unwrap();
-                (t.clone(), r.rows[0][0].clone())
-            })
-            .collect()
-    };
-    let before = hashes(&pg);
+    let before = table_hashes(&pg, &catalog);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
     let project = crate::cross_engine::demo_project_in(&schema.name, &dir).with_catalog(catalog.clone()).unwrap_or_else(|d| panic!("{d}"));
     let s = session(project, &schema.url, true);
@@ -181,7 +182,7 @@ fn the_corpus_has_no_escape_on_postgres() {
         strings(&serde_json::to_value(&env).unwrap(), &mut all);
         assert!(all.iter().all(|v| !values.contains(v)), "{tool} shows a PII value");
     }
-    assert_eq!(hashes(&pg), before, "a table changed");
+    assert_eq!(table_hashes(&pg, &catalog), before, "a table changed");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -636,17 +637,7 @@ fn writes_go_only_into_the_allowed_schema_on_postgres() {
     let catalog = pg.introspect().expect("introspects");
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
     let project = crate::cross_engine::demo_project_in(&schema.name, &dir).with_catalog(catalog.clone()).unwrap_or_else(|d| panic!("{d}"));
-    let hashes = |pg: &PostgresEngine| -> BTreeMap<String, Json> {
-        catalog
-            .tables
-            .keys()
-            .map(|t| {
-                let sql = CompiledSql { sql: format!("SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"), params: Vec::new(), dialect: "postgres" };
-                (t.clone(), pg.run(&sql, limits()).unwrap().rows[0][0].clone())
-            })
-            .collect()
-    };
-    let before = hashes(&pg);
+    let before = table_hashes(&pg, &catalog);
     let s = writer(project, &schema.url, Some(&scratch));
     let count = |sql: &str| -> f64 {
         let c = CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "postgres" };
@@ -656,7 +647,7 @@ fn writes_go_only_into_the_allowed_schema_on_postgres() {
     // Reads stay read-only: the pool's sessions refuse a write the guard would miss.
     let ro = CompiledSql { sql: format!("CREATE TABLE \"{scratch}\".sneaky (x int)"), params: Vec::new(), dialect: "postgres" };
     assert!(s.engine().unwrap().run(&ro, limits()).is_err(), "a read session wrote");
-    assert_eq!(hashes(&pg), before, "tables outside the allowed schema changed");
+    assert_eq!(table_hashes(&pg, &catalog), before, "tables outside the allowed schema changed");
     schema.exec(&format!("DROP SCHEMA IF EXISTS \"{scratch}\" CASCADE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
