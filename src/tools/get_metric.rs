@@ -366,12 +366,8 @@ fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, 
 fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     let mut dry = args.clone();
     dry.dry_run = true;
-    let recovery = Recovery::call("get_metric", args_object(&dry));
-    match e {
-        EngineError::Cancelled => ToolError::timeout(format!("{e}; nothing was answered")).with_recovery(recovery),
-        EngineError::Timeout(_) => ToolError::timeout(format!("{e}; narrow the request (filters, a coarser grain, a smaller limit) or inspect the SQL with dry_run")).with_recovery(recovery),
-        _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
-    }
+    let narrow = "narrow the request (filters, a coarser grain, a smaller limit) or inspect the SQL with dry_run";
+    super::engine_failure(e, narrow, Recovery::call("get_metric", args_object(&dry)))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -172,10 +172,7 @@ impl Table<'_> {
 }
 
 fn engine_error(e: EngineError) -> ToolError {
-    match e {
-        EngineError::Timeout(_) | EngineError::Cancelled => ToolError::timeout(e.to_string()),
-        _ => ToolError::query_failed(e.to_string()),
-    }
+    super::engine_failure(e, "narrow the rows with a time_range", Recovery::none())
 }
 
 /// The table, its columns under the policy, and the engine to read it.

@@ -77,6 +77,19 @@ pub fn call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>
     }
 }
 
+/// An engine failure as the error an agent acts on: a timeout or a
+/// cancellation is TIMEOUT (a timeout saying what to narrow), anything else
+/// QUERY_FAILED; each with `recovery`.
+fn engine_failure(e: crate::engine::EngineError, narrow: &str, recovery: Recovery) -> ToolError {
+    use crate::engine::EngineError;
+    let error = match e {
+        EngineError::Cancelled => ToolError::timeout(format!("{e}; nothing was answered")),
+        EngineError::Timeout(_) => ToolError::timeout(format!("{e}; {narrow}")),
+        _ => ToolError::query_failed(e.to_string()),
+    };
+    error.with_recovery(recovery)
+}
+
 /// Tools without arguments accept `{}` (or null) and nothing else.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]

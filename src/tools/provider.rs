@@ -317,7 +317,8 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
         WriteMode::Append => statements.push(format!("INSERT INTO {qualified} {}", c.sql)),
     }
     if let Err(e) = engine.write(&statements, ctx.limits.timeout, &ctx.cancel) {
-        return Envelope::error(ToolError::query_failed(e.to_string()).with_recovery(Recovery::call("query_sql", json!({"sql": sql, "dry_run": true}))));
+        let narrow = "write fewer rows (filters, aggregation), or check the statement with query_sql dry_run";
+        return Envelope::error(super::engine_failure(e, narrow, Recovery::call("query_sql", json!({"sql": sql, "dry_run": true}))));
     }
     let mode_name = match mode {
         WriteMode::Create => "create",
@@ -350,7 +351,10 @@ pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope
     let compiled = CompiledSql { sql: format!("EXPLAIN {}", c.sql), params: Vec::new(), dialect: engine.dialect().name };
     let result = match engine.execute(&compiled, Limits { max_rows: 1000, timeout: ctx.limits.timeout }, &ctx.cancel) {
         Ok(r) => r,
-        Err(e) => return Envelope::error(ToolError::query_failed(e.to_string()).with_recovery(Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true})))),
+        Err(e) => {
+            let recovery = Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true}));
+            return Envelope::error(super::engine_failure(e, "check the statement with query_sql dry_run", recovery));
+        }
     };
     // Every engine answers EXPLAIN with rows of text; the plan is their lines.
     let plan: Vec<String> = result
@@ -483,11 +487,6 @@ fn token_error(e: TokenError, args: &QuerySqlArgs) -> Envelope {
 }
 
 fn engine_error(e: EngineError, args: &QuerySqlArgs) -> Envelope {
-    let recovery = Recovery::call("query_sql", as_dry_run(args));
-    let error = match e {
-        EngineError::Cancelled => ToolError::timeout(format!("{e}; nothing was answered")).with_recovery(recovery),
-        EngineError::Timeout(_) => ToolError::timeout(format!("{e}; add filters or aggregate more, or check the statement with dry_run")).with_recovery(recovery),
-        _ => ToolError::query_failed(e.to_string()).with_recovery(recovery),
-    };
-    Envelope::error(error)
+    let narrow = "add filters or aggregate more, or check the statement with dry_run";
+    Envelope::error(super::engine_failure(e, narrow, Recovery::call("query_sql", as_dry_run(args))))
 }
