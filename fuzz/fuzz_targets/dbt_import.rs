@@ -1,20 +1,7 @@
-//! The dbt importer on arbitrary input: the bytes as a semantic manifest
-//! (when they are JSON) and as a MetricFlow where string. An import or a
-//! clear list of unmapped items, a filter list or an error; never a panic.
+//! cargo-fuzz entry point; the body is `../bodies/dbt_import.rs`.
 #![no_main]
 
-use std::collections::BTreeMap;
+#[path = "../bodies/dbt_import.rs"]
+mod body;
 
-use libfuzzer_sys::fuzz_target;
-use schemabrain::dbt::{import_semantic_manifest, where_filter};
-
-fuzz_target!(|data: &[u8]| {
-    if let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) {
-        let _ = import_semantic_manifest(&json, "fuzz.json");
-    }
-    if let Ok(text) = std::str::from_utf8(data) {
-        let names: BTreeMap<String, String> = [("customer__country".to_string(), "customer.country".to_string())].into();
-        let ids = BTreeMap::new();
-        let _ = where_filter::parse(text, &where_filter::resolver(&names, &ids, Some("order.ordered_at")));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| body::run(data));

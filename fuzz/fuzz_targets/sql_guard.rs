@@ -1,36 +1,7 @@
-//! The free-SQL checks on arbitrary text in every dialect: the guard, then
-//! (for what it admits) the column and PII analysis against a catalog with
-//! PII columns. A parsed query or a refusal, never a panic or a stack
-//! overflow.
+//! cargo-fuzz entry point; the body is `../bodies/sql_guard.rs`.
 #![no_main]
 
-use std::sync::OnceLock;
+#[path = "../bodies/sql_guard.rs"]
+mod body;
 
-use libfuzzer_sys::fuzz_target;
-use schemabrain::catalog::{Catalog, ColumnInfo, TableInfo};
-use schemabrain::model::PiiPolicy;
-use schemabrain::provider::columns;
-use schemabrain::provider::guard::{check, DIALECTS};
-
-fn catalog() -> &'static Catalog {
-    static C: OnceLock<Catalog> = OnceLock::new();
-    C.get_or_init(|| {
-        let table = |name: &str, cols: &[&str]| {
-            let columns = cols.iter().map(|c| ColumnInfo { name: c.to_string(), data_type: "VARCHAR".into(), nullable: true, comment: None, stats: None }).collect();
-            (format!("main.{name}"), TableInfo { schema: "main".into(), name: name.into(), columns, ..Default::default() })
-        };
-        Catalog {
-            tables: [table("customers", &["id", "email", "ssn", "country", "date_of_birth"]), table("orders", &["id", "customer_id", "amount"])].into_iter().collect(),
-            ..Default::default()
-        }
-    })
-}
-
-fuzz_target!(|data: &[u8]| {
-    let Some((&d, rest)) = data.split_first() else { return };
-    if let Ok(sql) = std::str::from_utf8(rest) {
-        if let Ok(statement) = check(sql, DIALECTS[d as usize % DIALECTS.len()]) {
-            let _ = columns::check(&statement, catalog(), &PiiPolicy::default());
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| body::run(data));

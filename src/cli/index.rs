@@ -148,6 +148,13 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool)
                         sm["node_relation"]["schema_name"] = json!(schema);
                     }
                 }
+                // The time spine is a relation of the same project.
+                let spines = manifest.get_mut("project_configuration").and_then(|c| c.get_mut("time_spines")).and_then(|t| t.as_array_mut());
+                if let (Some(schema), Some(spines)) = (schema, spines) {
+                    for spine in spines {
+                        spine["node_relation"]["schema_name"] = json!(schema);
+                    }
+                }
                 (path.to_path_buf(), crate::dbt::project::ProjectRead { manifest, dialect: None, source: None, notes: Vec::new() })
             }
             Err(e) => return super::operational(&format!("{}: {e}", path.display()), json_out),
@@ -156,9 +163,16 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool)
     let imported = crate::dbt::import_semantic_manifest(&read.manifest, "semantic_manifest.json");
     let mut files = imported.files.clone();
     let name = project_name(out);
-    let mut settings = format!("version: 1\nname: {name}\ndialect: {}\n", read.dialect.as_deref().unwrap_or("duckdb"));
+    // Without a profile the dialect is the engine's (`compile` previews DuckDB's).
+    let mut settings = format!("version: 1\nname: {name}\n");
+    if let Some(dialect) = &read.dialect {
+        settings.push_str(&format!("dialect: {dialect}\n"));
+    }
     if let Some(source) = &read.source {
         settings.push_str(&format!("source: {}\n", crate::model::yaml_quoted(source)));
+    }
+    if let Some((table, column)) = &imported.time_spine {
+        settings.push_str(&format!("time_spine: {{table: {table}, column: {column}}}\n"));
     }
     files.insert("schemabrain.yaml".into(), settings);
     let changes = match write::write_project(out, &files) {

@@ -15,15 +15,17 @@
 //! and `non_additive_dimension`; ratio metrics over two mapped metrics,
 //! their inputs' filters included.
 //!
-//! Derived metrics without offsets and cumulative metrics
-//! whose period_agg is `last` (ours reads the window ending with each
-//! bucket) map too. Metric and input filters (MetricFlow where strings)
-//! become our filters (`where_filter`). Not yet (listed when met): computed
-//! dimensions (SQL `expr`), derived offsets (MetricFlow answers them on a
-//! time spine), cumulative `first`/`average`, conversion metrics,
-//! `fill_nulls_with` / `join_to_timespine`, natural (SCD) entities. Saved
-//! queries become `queries/<name>.yaml` (their names stay MetricFlow's:
-//! requests read them).
+//! Derived metrics without offsets, cumulative metrics (computed per day
+//! of the time spine, then one value per bucket by `period_agg`, as
+//! MetricFlow does), conversion metrics (MetricFlow's counting, `counts:
+//! conversion_rows`), `fill_nulls_with` and `join_to_timespine` (with the
+//! manifest's time spine in `schemabrain.yaml`) map too. Metric and input
+//! filters (MetricFlow where strings) become our filters (`where_filter`).
+//! Not yet (listed when met): computed dimensions (SQL `expr`), derived
+//! offsets (MetricFlow answers them on a time spine), discrete
+//! percentiles, semantic models without a primary entity column, natural
+//! (SCD) entities. Saved queries become `queries/<name>.yaml` (their names
+//! stay MetricFlow's: requests read them).
 //!
 //! Architecture invariant: pure over the manifest JSON; writing goes
 //! through `index::write` (atomic files, re-import keeps none stale).
@@ -57,6 +59,31 @@ pub struct Imported {
     pub joins: usize,
     pub metrics: usize,
     pub queries: usize,
+    /// The project's daily time spine as `(schema.table, column)`, when the
+    /// manifest names one (`join_to_timespine` metrics need it).
+    pub time_spine: Option<(String, String)>,
+}
+
+/// The daily time spine the manifest names: the current `time_spines`
+/// (the one at day granularity, else the first) or the legacy
+/// `time_spine_table_configurations` (`location: db.schema.table`).
+fn time_spine(manifest: &Json) -> Option<(String, String)> {
+    let config = manifest.get("project_configuration")?;
+    let spines = arr(config, "time_spines");
+    let day = |sp: &&Json| sp.get("primary_column").and_then(|c| s(c, "time_granularity")) == Some("day");
+    if let Some(sp) = spines.iter().find(day).or(spines.first()) {
+        let relation = sp.get("node_relation")?;
+        let column = sp.get("primary_column").and_then(|c| s(c, "name"))?;
+        let (schema, table) = (s(relation, "schema_name")?, s(relation, "alias")?);
+        return [schema, table, column].iter().all(|p| is_identifier(p)).then(|| (format!("{schema}.{table}"), column.to_string()));
+    }
+    let legacy = arr(config, "time_spine_table_configurations");
+    let sp = legacy.iter().find(|sp| s(sp, "grain") == Some("day")).or(legacy.first())?;
+    let parts: Vec<&str> = s(sp, "location")?.split('.').collect();
+    let (schema, table) = (parts.get(parts.len().checked_sub(2)?)?, parts.last()?);
+    let column = s(sp, "column_name")?;
+    let plain = [schema, table, column].iter().all(|p| is_identifier(p));
+    plain.then(|| (format!("{schema}.{table}"), column.to_string()))
 }
 
 use crate::model::yaml_quoted as q;
@@ -111,7 +138,7 @@ fn agg_of(dbt: &str) -> Option<&'static str> {
 
 /// Reads a semantic manifest (the JSON `dbt parse` writes).
 pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported {
-    let mut out = Imported::default();
+    let mut out = Imported { time_spine: time_spine(manifest), ..Imported::default() };
     let mut models: Vec<Model<'_>> = Vec::new();
     let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
     for sm in arr(manifest, "semantic_models") {
@@ -220,7 +247,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     // Simple metrics first, then ratios over them.
     for (name, metric) in &by_name {
         if s(metric, "type") == Some("simple") {
-            match simple_metric(name, metric, &measures, &models, &names, source_file) {
+            match simple_metric(name, metric, &measures, &models, &names, out.time_spine.is_some(), source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -233,6 +260,13 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         match s(metric, "type") {
             Some("simple") => {}
             Some("ratio") => match ratio_metric(name, metric, &mapped, &names, source_file) {
+                Ok(text) => {
+                    out.files.insert(format!("metrics/{name}.yaml"), text);
+                    mapped.insert(name.to_string());
+                }
+                Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
+            },
+            Some("conversion") => match conversion_metric(name, metric, &mapped, &by_name, &measures, &models, source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -256,7 +290,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             let result = if s(metric, "type") == Some("derived") {
                 derived_metric(name, metric, &mapped, source_file)
             } else {
-                cumulative_metric(name, metric, &mapped, source_file)
+                cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file)
             };
             match result {
                 Ok(text) => {
@@ -276,7 +310,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     for name in pending {
         let reason = match s(by_name[name], "type") == Some("derived") {
             true => derived_metric(name, by_name[name], &mapped, source_file),
-            false => cumulative_metric(name, by_name[name], &mapped, source_file),
+            false => cumulative_metric(name, by_name[name], &mapped, out.time_spine.is_some(), source_file),
         };
         if let Err(Pending::Waiting(reason) | Pending::Never(reason)) = reason {
             out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });
@@ -378,19 +412,24 @@ fn simple_metric(
     measures: &BTreeMap<&str, (&Model<'_>, &Json)>,
     models: &[Model<'_>],
     names: &Names,
+    has_time_spine: bool,
     source_file: &str,
 ) -> Result<String, String> {
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
-    if tp.get("join_to_timespine") == Some(&Json::Bool(true)) || tp.get("fill_nulls_with").is_some_and(|f| !f.is_null()) {
-        return Err("join_to_timespine / fill_nulls_with (rows for empty periods) are not imported yet".into());
-    }
     let input = tp.get("measure").filter(|m| !m.is_null());
+    // On the metric (latest spec) or on its measure input (legacy).
+    let join_to_timespine = [Some(&tp), input].into_iter().flatten().any(|v| v.get("join_to_timespine") == Some(&Json::Bool(true)));
+    let fill = [Some(&tp), input].into_iter().flatten().filter_map(|v| v.get("fill_nulls_with").filter(|f| !f.is_null())).next();
+    let fill_nulls_with = match fill {
+        None => None,
+        Some(f) => Some(f.as_i64().ok_or_else(|| format!("fill_nulls_with `{f}` is not a whole number"))?),
+    };
+    if join_to_timespine && !has_time_spine {
+        return Err("join_to_timespine needs the project's time spine, which the manifest does not name (project_configuration.time_spines)".into());
+    }
     // The aggregation, its operand and parameters, and the model it reads.
     let (model, agg, expr, params, non_additive, agg_time) = match (input, tp.get("metric_aggregation_params").filter(|p| !p.is_null())) {
         (Some(input), _) => {
-            if input.get("fill_nulls_with").is_some_and(|f| !f.is_null()) || input.get("join_to_timespine") == Some(&Json::Bool(true)) {
-                return Err("measure inputs with fill_nulls_with or join_to_timespine are not imported yet".into());
-            }
             let mname = s(input, "name").unwrap_or("?");
             let (model, x) = measures.get(mname).ok_or_else(|| format!("measure `{mname}` is not in a mapped semantic model"))?;
             let expr = s(x, "expr").unwrap_or(mname).to_string();
@@ -462,6 +501,15 @@ fn simple_metric(
         }
         text.push_str(&format!("non_additive:\n  dimension: {}.{col}\n  window: {window}\n  per: [{}]\n", model.entity, per.join(", ")));
     }
+    if let Some(v) = fill_nulls_with {
+        text.push_str(&format!("fill_nulls_with: {v}\n"));
+    }
+    if join_to_timespine {
+        if time_column.is_none() {
+            return Err("join_to_timespine on a metric without an agg time dimension".into());
+        }
+        text.push_str("join_to_timespine: true\n");
+    }
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
@@ -494,6 +542,85 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
         text.push_str(&format!("description: {}\n", q(d)));
     }
     text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
+    text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
+    Ok(text)
+}
+
+/// The semantic model a simple metric reads: its measure's, or the one its
+/// aggregation parameters name (latest spec).
+fn model_of<'a, 'm>(metric: &Json, measures: &BTreeMap<&str, (&'a Model<'m>, &Json)>, models: &'a [Model<'m>]) -> Option<&'a Model<'m>> {
+    let tp = metric.get("type_params")?;
+    if let Some(m) = tp.get("measure").filter(|m| !m.is_null()) {
+        return measures.get(s(m, "name")?).map(|(model, _)| *model);
+    }
+    let sm = s(tp.get("metric_aggregation_params")?, "semantic_model")?;
+    models.iter().find(|m| s(m.json, "name") == Some(sm))
+}
+
+/// A conversion metric, as MetricFlow computes it (`counts:
+/// conversion_rows`): the base and conversion metrics (a legacy measure is
+/// read through the simple metric of its name), the entity's column on
+/// each side plus the constant properties as key pairs, window and
+/// calculation.
+fn conversion_metric(
+    name: &str,
+    metric: &Json,
+    mapped: &BTreeSet<String>,
+    by_name: &BTreeMap<&str, &Json>,
+    measures: &BTreeMap<&str, (&Model<'_>, &Json)>,
+    models: &[Model<'_>],
+    source_file: &str,
+) -> Result<String, String> {
+    if metric.get("filter").is_some_and(|f| !f.is_null()) {
+        return Err("a filter on a conversion metric itself is not imported yet".into());
+    }
+    let p = metric.get("type_params").and_then(|t| t.get("conversion_type_params")).filter(|p| !p.is_null()).ok_or("no conversion_type_params")?;
+    let side = |metric_key: &str, measure_key: &str| -> Result<(String, &Model<'_>), String> {
+        let input = p.get(metric_key).filter(|v| !v.is_null()).or_else(|| p.get(measure_key).filter(|v| !v.is_null()));
+        let input = input.ok_or_else(|| format!("no {metric_key} or {measure_key}"))?;
+        let m = s(input, "name").unwrap_or("?");
+        if input.get("filter").is_some_and(|f| !f.is_null()) {
+            return Err(format!("its input `{m}` has a filter, not imported yet"));
+        }
+        if !mapped.contains(m) {
+            return Err(format!("its input `{m}` was not mapped (a measure is read through the simple metric of its name)"));
+        }
+        let model = by_name.get(m).and_then(|x| model_of(x, measures, models)).ok_or_else(|| format!("the semantic model of `{m}` was not mapped"))?;
+        Ok((m.to_string(), model))
+    };
+    let ((base, base_model), (conversion, conv_model)) = (side("base_metric", "base_measure")?, side("conversion_metric", "conversion_measure")?);
+    let entity = s(p, "entity").ok_or("no entity")?;
+    let entity_column = |model: &Model<'_>| -> Result<String, String> {
+        let e = arr(model.json, "entities").iter().find(|e| s(e, "name") == Some(entity));
+        let col = e.and_then(|e| s(e, "expr").or(s(e, "name"))).ok_or_else(|| format!("`{}` has no entity `{entity}`", model.entity))?;
+        if is_identifier(col) { Ok(col.to_string()) } else { Err(format!("the `{entity}` key of `{}` is a SQL expression", model.entity)) }
+    };
+    let (mut base_key, mut conv_key) = (vec![entity_column(base_model)?], vec![entity_column(conv_model)?]);
+    for c in arr(p, "constant_properties") {
+        let column = |model: &Model<'_>, key: &str| -> Result<String, String> {
+            let dim = s(c, key).unwrap_or("?");
+            model.columns.get(dim).cloned().ok_or_else(|| format!("constant property `{dim}` is not a mapped dimension of `{}`", model.entity))
+        };
+        base_key.push(column(base_model, "base_property")?);
+        conv_key.push(column(conv_model, "conversion_property")?);
+    }
+    let calculation = match s(p, "calculation").unwrap_or("conversion_rate") {
+        c @ ("conversion_rate" | "conversions") => c,
+        other => return Err(format!("calculation `{other}` has no equivalent")),
+    };
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text.push_str(&format!(
+        "type: conversion\nbase: {base}\nconversion: {conversion}\nentity: {{base: [{}], conversion: [{}]}}\n",
+        base_key.join(", "),
+        conv_key.join(", ")
+    ));
+    if let Some(w) = p.get("window").filter(|w| !w.is_null()) {
+        text.push_str(&format!("window: {}\n", interval(w).ok_or("a window it cannot read")?));
+    }
+    text.push_str(&format!("calculation: {calculation}\ncounts: conversion_rows\n"));
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
 }
@@ -557,20 +684,23 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
     Ok(text)
 }
 
-fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, Pending> {
+fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, has_time_spine: bool, source_file: &str) -> Result<String, Pending> {
     if metric.get("filter").is_some_and(|f| !f.is_null()) {
         return Err(Pending::Never("a filter on a cumulative metric itself is not imported yet".into()));
     }
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     let cum = tp.get("cumulative_type_params").cloned().unwrap_or(Json::Null);
-    // Ours is the value at the end of each bucket: MetricFlow's `last`.
-    // `first` and `average` read other days of a coarser bucket.
+    // MetricFlow computes a cumulative metric on every day of the time
+    // spine, then takes one day's value per bucket (`first` unless said):
+    // ours does the same with `period_agg`, which needs the spine.
     let period_agg = s(&cum, "period_agg").unwrap_or("first");
-    if period_agg != "last" {
-        let what = if period_agg == "average" { "averages the values of the days of each bucket" } else { "reads the first day of each bucket" };
-        return Err(Pending::Never(format!(
-            "period_agg `{period_agg}`: at a grain coarser than a day MetricFlow {what}; ours reads the window ending with the bucket (MetricFlow's `last`)"
-        )));
+    if !["first", "last", "average"].contains(&period_agg) {
+        return Err(Pending::Never(format!("period_agg `{period_agg}` has no equivalent")));
+    }
+    if !has_time_spine {
+        return Err(Pending::Never(
+            "MetricFlow computes cumulative metrics on the time spine, which the manifest does not name (project_configuration.time_spines)".into(),
+        ));
     }
     // The input: a metric (v2) or a measure (legacy), which a simple metric of the same name reads.
     let input = cum
@@ -586,7 +716,7 @@ fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, sourc
     if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
         text.push_str(&format!("description: {}\n", q(d)));
     }
-    text.push_str(&format!("type: cumulative\nmetric: {input}\n"));
+    text.push_str(&format!("type: cumulative\nmetric: {input}\nperiod_agg: {period_agg}\n"));
     let window = cum.get("window").filter(|w| !w.is_null()).or_else(|| tp.get("window").filter(|w| !w.is_null()));
     let grain_to_date = s(&cum, "grain_to_date").or_else(|| s(&tp, "grain_to_date"));
     match (window, grain_to_date) {
@@ -619,6 +749,9 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
                 };
                 Some((kind, std::path::PathBuf::from(rel), text.clone()))
             })
+            .chain(out.time_spine.as_ref().map(|(table, column)| {
+                (FileKind::Settings, std::path::PathBuf::from("schemabrain.yaml"), format!("version: 1\ntime_spine: {{table: {table}, column: {column}}}\n"))
+            }))
             .collect();
         let (_, diags) = load_project_from_files(&files);
         let bad: BTreeMap<String, String> = diags

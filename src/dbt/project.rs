@@ -259,8 +259,13 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
             }
         }
     }
+    let mut time_spines = Vec::new();
     for (_, doc) in &yaml {
         for m in arr(doc, "models") {
+            // `time_spine: {standard_granularity_column: date_day}` on a model.
+            if let (Some(model), Some(column)) = (s(m, "name"), m.get("time_spine").and_then(|t| s(t, "standard_granularity_column"))) {
+                time_spines.push((model.to_string(), column.to_string()));
+            }
             let (Some(model), Some(config)) = (s(m, "name"), m.get("config")) else { continue };
             let entry = relations.configs.entry(model.to_string()).or_default();
             if let Some(a) = s(config, "alias") {
@@ -314,7 +319,16 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
             saved_queries.push(json!({"name": s(q, "name").unwrap_or("?"), "description": q.get("description"), "query_params": params, "__source": at(q)}));
         }
     }
-    let manifest = json!({"semantic_models": semantic_models, "metrics": metrics, "saved_queries": saved_queries});
+    let time_spines: Vec<Json> = time_spines
+        .iter()
+        .map(|(model, column)| json!({"node_relation": relations.of(model), "primary_column": {"name": column, "time_granularity": "day"}}))
+        .collect();
+    let manifest = json!({
+        "semantic_models": semantic_models,
+        "metrics": metrics,
+        "saved_queries": saved_queries,
+        "project_configuration": {"time_spines": time_spines},
+    });
     Ok(ProjectRead { manifest, dialect, source, notes })
 }
 
@@ -426,10 +440,11 @@ fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> 
                 });
             }
             let mut tp = json!({"expr": x.get("expr").map(text_of), "metric_aggregation_params": params});
-            for key in ["join_to_timespine", "fill_nulls_with"] {
-                if let Some(v) = x.get(key) {
-                    tp[key] = v.clone();
-                }
+            // dbt-core 1.12 keeps a model metric's `join_to_timespine` but
+            // drops its `fill_nulls_with` (MetricFlow answers NULL); read as
+            // dbt reads it, so the YAML and the manifest import alike.
+            if let Some(v) = x.get("join_to_timespine") {
+                tp["join_to_timespine"] = v.clone();
             }
             let mut metric = json!({"name": s(x, "name"), "type": "simple", "type_params": tp, "filter": filter(x.get("filter")), "__source": at(x)});
             if let Some(d) = x.get("description") {
@@ -494,10 +509,20 @@ fn metric(m: &Json, source: &str) -> Json {
     }
     if kind == "conversion" {
         let mut conv: Map<String, Json> = tp.get("conversion_type_params").and_then(Json::as_object).cloned().unwrap_or_default();
+        conv.remove("__line");
         for key in ["entity", "calculation", "window", "base_metric", "conversion_metric", "constant_properties"] {
             if let Some(v) = tp.remove(key).or_else(|| m.get(key).cloned()) {
                 conv.insert(key.into(), v);
             }
+        }
+        // As dbt writes them: inputs as `{name: …}`, the window as `{count, granularity}`.
+        for key in ["base_measure", "conversion_measure", "base_metric", "conversion_metric"] {
+            if let Some(v) = conv.get(key).cloned() {
+                conv.insert(key.into(), input(&v));
+            }
+        }
+        if let Some(w) = conv.get("window").cloned() {
+            conv.insert("window".into(), interval(&w));
         }
         tp.insert("conversion_type_params".into(), Json::Object(conv));
     }

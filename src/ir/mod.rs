@@ -15,7 +15,7 @@ mod issue;
 mod resolve;
 mod value;
 
-use crate::model::{ColumnRef, CumulativeWindow, FilterOp, Grain, Interval, Literal};
+use crate::model::{ColumnRef, ConversionCounts, CumulativeWindow, FilterOp, Grain, Interval, Literal, PeriodAgg};
 
 pub use issue::{ColumnRole, Issue};
 pub use resolve::{echo as echo_name, resolve};
@@ -113,6 +113,10 @@ pub enum Transform {
     ToGrain(Grain),
     /// Accumulated over the window ending with each bucket of a time spine.
     Cumulative(CumulativeWindow),
+    /// Accumulated over the window ending with each day of the project's
+    /// time spine, then one value per bucket by `PeriodAgg` (MetricFlow's
+    /// cumulative metrics); the time filters choose days, not rows.
+    DailyCumulative(CumulativeWindow, PeriodAgg),
     /// The number of base rows (the denominator of a conversion rate).
     ConversionBase,
     /// The number of base rows that reach a conversion row.
@@ -131,7 +135,7 @@ impl Transform {
     }
 
     pub fn needs_grain(&self) -> bool {
-        matches!(self, Transform::Offset(_) | Transform::ToGrain(_) | Transform::Cumulative(_))
+        matches!(self, Transform::Offset(_) | Transform::ToGrain(_) | Transform::Cumulative(_) | Transform::DailyCumulative(..))
     }
 }
 
@@ -147,6 +151,7 @@ pub struct ConversionTarget {
     pub time: String,
     pub window: Option<Interval>,
     pub filters: Vec<Filter>,
+    pub counts: ConversionCounts,
 }
 
 #[derive(Clone, Debug, PartialEq)]

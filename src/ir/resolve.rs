@@ -193,8 +193,14 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
                 let input_filters = |i: usize| d.inputs.get(i).map(|x| x.filters.as_slice()).unwrap_or_default();
                 match (d.cumulative, &d.conversion) {
                     (Some(window), _) => {
-                        check_time(name, input_metric(0)?, time_grain, &Transform::Cumulative(window))?;
-                        OutputExpr::Component(component(input_metric(0)?, input_filters(0), Transform::Cumulative(window))?)
+                        let transform = match d.period_agg {
+                            // All-time, without a time grain: the total (as MetricFlow answers it).
+                            Some(_) if time_grain.is_none() && window == crate::model::CumulativeWindow::AllTime => Transform::Plain,
+                            Some(p) => Transform::DailyCumulative(window, p),
+                            None => Transform::Cumulative(window),
+                        };
+                        check_time(name, input_metric(0)?, time_grain, &transform)?;
+                        OutputExpr::Component(component(input_metric(0)?, input_filters(0), transform)?)
                     }
                     (None, Some(spec)) => {
                         let (base, conv) = (input_metric(0)?, input_metric(1)?);
@@ -211,10 +217,16 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
                             time: conv_time.column.clone(),
                             window: spec.window,
                             filters: metric_filters(model, conv, input_filters(1))?,
+                            counts: spec.counts,
                         };
                         let converted = component(base, input_filters(0), Transform::Converted(target))?;
-                        // The base count gives every group its row, with 0 conversions where none converts.
-                        let all = component(base, input_filters(0), Transform::ConversionBase)?;
+                        // The base rows give every group its row, with no conversion where none converts:
+                        // counted (ours), or the base metric itself (MetricFlow's).
+                        let base_transform = match spec.counts {
+                            crate::model::ConversionCounts::BaseRows => Transform::ConversionBase,
+                            crate::model::ConversionCounts::ConversionRows => Transform::Plain,
+                        };
+                        let all = component(base, input_filters(0), base_transform)?;
                         match spec.calculation {
                             crate::model::ConversionCalculation::Conversions => OutputExpr::Component(converted),
                             crate::model::ConversionCalculation::ConversionRate => {

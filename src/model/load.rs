@@ -20,18 +20,20 @@ const METRIC_KEYS: &[&str] = &[
     "time_grains",
     "filter",
     "non_additive",
+    "fill_nulls_with",
+    "join_to_timespine",
     "origin",
     "provenance",
 ];
 const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin", "provenance"];
 const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin", "provenance"];
 const CUMULATIVE_KEYS: &[&str] =
-    &["version", "name", "description", "type", "metric", "window", "grain_to_date", "origin", "provenance"];
+    &["version", "name", "description", "type", "metric", "window", "grain_to_date", "period_agg", "origin", "provenance"];
 const CONVERSION_KEYS: &[&str] =
-    &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "origin", "provenance"];
+    &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "counts", "origin", "provenance"];
 const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
 const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred", "min_group_size", "quasi_identifiers"];
-const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms"];
+const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms", "time_spine"];
 
 /// The directory that holds the definitions: `dir` itself, or `dir/schemabrain`
 /// for a SchemaBrain project laid out as `./schemabrain/{entities,…}`.
@@ -565,7 +567,16 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
     if kind == "cumulative" {
         let input = map.get("metric").and_then(|f| read_input(r, f, "metric", Some("metric")));
         let window = read_cumulative_window(r, &map);
+        let period_agg = match map.get("period_agg") {
+            None => Some(None),
+            Some(f) => r.one_of(f, "period_agg", &PeriodAgg::ALL).map(|p| match p.as_str() {
+                "first" => Some(PeriodAgg::First),
+                "last" => Some(PeriodAgg::Last),
+                _ => Some(PeriodAgg::Average),
+            }),
+        };
         return Some(DerivedMetric {
+            period_agg: period_agg?,
             name: name?,
             description,
             kind: DerivedKind::Cumulative,
@@ -589,6 +600,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             inputs: vec![base?, conversion?],
             expression: MeasureExpr::Column("conversion".into()),
             cumulative: None,
+            period_agg: None,
             conversion: Some(spec?),
             origin,
             provenance: provenance.clone(),
@@ -657,6 +669,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         inputs,
         expression,
         cumulative: None,
+        period_agg: None,
         conversion: None,
         origin,
         provenance: provenance.clone(),
@@ -714,8 +727,15 @@ fn read_conversion(r: &mut Reader<'_>, map: &Mapping<'_>) -> Option<ConversionSp
         },
         None => ConversionCalculation::ConversionRate,
     };
+    let counts = match map.get("counts") {
+        Some(f) => match r.one_of(f, "counts", &ConversionCounts::ALL)?.as_str() {
+            "conversion_rows" => ConversionCounts::ConversionRows,
+            _ => ConversionCounts::BaseRows,
+        },
+        None => ConversionCounts::BaseRows,
+    };
     let (base_key, conversion_key) = keys?;
-    Some(ConversionSpec { base_key, conversion_key, window, calculation })
+    Some(ConversionSpec { base_key, conversion_key, window, calculation, counts })
 }
 
 /// A column name or a non-empty list of them.
@@ -798,6 +818,8 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
     }
     let filters = map.get("filter").map(|f| read_filters(r, f));
     let non_additive = map.get("non_additive").map(|f| read_non_additive(r, f));
+    let fill_nulls_with = map.get("fill_nulls_with").map(|f| r.integer(f, "fill_nulls_with"));
+    let join_to_timespine = map.get("join_to_timespine").map(|f| r.boolean(f, "join_to_timespine"));
     let origin = read_origin(r, &map);
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
@@ -810,6 +832,8 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         time_dimension: time_dimension.map_or(Some(None), |t| t.map(Some))?,
         time_grains: time_grains.map_or(Some(Vec::new()), |g| g)?,
         filters: filters.map_or(Some(Vec::new()), |f| f)?,
+        fill_nulls_with: fill_nulls_with.map_or(Some(None), |f| f.map(Some))?,
+        join_to_timespine: join_to_timespine.unwrap_or(Some(false))?,
         origin,
         provenance: provenance.clone(),
         defined_at: origin_at(r, &map),
@@ -1073,5 +1097,23 @@ fn read_settings(r: &mut Reader<'_>, doc: &Node) -> Option<Settings> {
     if let Some(v) = bounded("timeout_ms", 1, 3_600_000) {
         s.timeout_ms = v as u64;
     }
+    s.time_spine = map.get("time_spine").and_then(|f| read_time_spine(r, f));
     Some(s)
+}
+
+/// `time_spine: {table: schema.table, column: date_day}`.
+fn read_time_spine(r: &mut Reader<'_>, field: Field<'_>) -> Option<TimeSpine> {
+    let m = r.mapping(field.node, "time_spine", &["table", "column"], &["table", "column"])?;
+    let table = m.get("table").and_then(|f| {
+        let text = r.string(f, "time_spine.table")?;
+        match text.split('.').collect::<Vec<_>>().as_slice() {
+            [schema, table] if is_identifier(schema) && is_identifier(table) => Some(TableRef { schema: schema.to_string(), table: table.to_string() }),
+            _ => {
+                r.error(f.line, "time_spine.table", format!("`{text}` must be `schema.table`, e.g. `main.metricflow_time_spine`"));
+                None
+            }
+        }
+    });
+    let column = m.get("column").and_then(|f| r.identifier(f, "time_spine.column"));
+    Some(TimeSpine { table: table?, column: column? })
 }

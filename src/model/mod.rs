@@ -242,6 +242,28 @@ pub enum CumulativeWindow {
     GrainToDate(Grain),
 }
 
+/// How a cumulative metric computed per day becomes one value per period
+/// (dbt's `period_agg`): the value of the period's first or last day that
+/// has one, or the average over its days that have one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PeriodAgg {
+    First,
+    Last,
+    Average,
+}
+
+impl PeriodAgg {
+    pub const ALL: [&'static str; 3] = ["first", "last", "average"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeriodAgg::First => "first",
+            PeriodAgg::Last => "last",
+            PeriodAgg::Average => "average",
+        }
+    }
+}
+
 /// What a conversion metric outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConversionCalculation {
@@ -255,6 +277,20 @@ impl ConversionCalculation {
     pub const ALL: [&'static str; 2] = ["conversion_rate", "conversions"];
 }
 
+/// What a conversion metric counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConversionCounts {
+    /// Base rows that reach a conversion row (ours).
+    BaseRows,
+    /// The conversion metric over conversion rows, each credited to the
+    /// latest base row (by day) within the window before it (MetricFlow's).
+    ConversionRows,
+}
+
+impl ConversionCounts {
+    pub const ALL: [&'static str; 2] = ["base_rows", "conversion_rows"];
+}
+
 /// A conversion metric: `inputs[0]` is the base metric, `inputs[1]` the
 /// conversion metric. A base row converts when a conversion row with equal
 /// key columns has a time at or after the base row's, within `window`.
@@ -265,6 +301,7 @@ pub struct ConversionSpec {
     pub conversion_key: Vec<String>,
     pub window: Option<Interval>,
     pub calculation: ConversionCalculation,
+    pub counts: ConversionCounts,
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +314,10 @@ pub struct DerivedMetric {
     pub expression: MeasureExpr,
     /// `Some` for cumulative metrics.
     pub cumulative: Option<CumulativeWindow>,
+    /// A cumulative metric computed per day of the time spine, then one
+    /// value per period (MetricFlow's way); `None`: over the window ending
+    /// with each bucket (ours).
+    pub period_agg: Option<PeriodAgg>,
     /// `Some` for conversion metrics.
     pub conversion: Option<ConversionSpec>,
     pub origin: DefinitionOrigin,
@@ -314,6 +355,17 @@ pub struct Settings {
     pub default_limit: u32,
     pub max_rows: u32,
     pub timeout_ms: u64,
+    /// A table with one row per day (dbt's `metricflow_time_spine`): the
+    /// periods a `join_to_timespine` metric answers for.
+    pub time_spine: Option<TimeSpine>,
+}
+
+/// `time_spine: {table: schema.table, column: date_day}` in `schemabrain.yaml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeSpine {
+    pub table: TableRef,
+    /// A DATE (or TIMESTAMP) column with one row per day.
+    pub column: String,
 }
 
 impl Default for Settings {
@@ -325,6 +377,7 @@ impl Default for Settings {
             default_limit: 1000,
             max_rows: 10_000,
             timeout_ms: 30_000,
+            time_spine: None,
         }
     }
 }
@@ -735,6 +788,12 @@ pub struct Metric {
     pub time_grains: Vec<Grain>,
     pub filters: Vec<FilterSpec>,
     pub non_additive: Option<NonAdditive>,
+    /// What the metric is where it has no value (a group or period without
+    /// rows), instead of NULL: dbt's `fill_nulls_with`.
+    pub fill_nulls_with: Option<i64>,
+    /// Answers for every period of the project's time spine when grouped
+    /// by time, those without rows included (dbt's `join_to_timespine`).
+    pub join_to_timespine: bool,
     pub origin: DefinitionOrigin,
     pub provenance: Option<Provenance>,
     pub defined_at: Origin,

@@ -76,6 +76,14 @@ fn check_query(cx: &Cx<'_>, q: &SavedQuery, diags: &mut Diagnostics) {
 
 fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
     let at = &d.defined_at;
+    if d.period_agg.is_some() && cx.model.settings.time_spine.is_none() {
+        diags.push(Diagnostic::new(
+            &at.file,
+            at.line_of("period_agg"),
+            "period_agg",
+            "`period_agg` computes the metric on every day of the time spine: it needs `time_spine: {table: schema.table, column: <date column>}` in schemabrain.yaml",
+        ));
+    }
     if let Some(simple) = cx.model.metrics.get(&d.name) {
         diags.push(Diagnostic::new(
             &at.file,
@@ -194,6 +202,16 @@ fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
                     format!("`{td}` is not a date or timestamp column (its type is {type_name})"),
                 ));
             }
+        }
+    }
+    if m.join_to_timespine {
+        let problem = match (&m.time_dimension, &cx.model.settings.time_spine) {
+            (None, _) => Some("`join_to_timespine` needs the metric's `time_dimension`: the periods are periods of it"),
+            (_, None) => Some("`join_to_timespine` needs `time_spine: {table: schema.table, column: <date column>}` in schemabrain.yaml: the table says which periods exist"),
+            _ => None,
+        };
+        if let Some(message) = problem {
+            diags.push(Diagnostic::new(&at.file, at.line_of("join_to_timespine"), "join_to_timespine", message));
         }
     }
     for (i, f) in m.filters.iter().enumerate() {

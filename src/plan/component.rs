@@ -7,7 +7,7 @@ use super::note::PlanNote;
 use super::tree::{JoinTree, SemiJoinBuilder, TreeStep};
 use super::*;
 use crate::ir::{Filter, Issue, MetricQuery, Transform};
-use crate::model::{Aggregation, CheckedModel, ColumnRef, Grain, Measure, MeasureOperand, TypeClass};
+use crate::model::{Aggregation, CheckedModel, ColumnRef, ConversionCounts, Grain, Measure, MeasureOperand, TypeClass};
 
 pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<ComponentPlan, Issue> {
     let (Some(metric), Some(anchor_entity)) = (model.metric(&q.metric), model.entity(&q.anchor)) else {
@@ -99,7 +99,24 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             f.shift = Some((*shift, t.class));
         }
     }
+    let credited = |t: &Transform| matches!(t, Transform::Converted(target) if target.counts == ConversionCounts::ConversionRows);
     let (measure, non_additive) = match &q.transform {
+        // Credited conversion rows: the conversion metric's measure over them.
+        Transform::Converted(target) if credited(&q.transform) => {
+            let Some(conv) = model.metric(&target.metric) else {
+                return Err(Issue::UnknownMetric { name: target.metric.clone(), fuzzy: Vec::new() });
+            };
+            if aggregation.identity().is_some() {
+                return Err(Issue::Malformed {
+                    argument: "group_by".into(),
+                    message: format!(
+                        "`{}` credits each conversion row to one base row; a group-by across a to-many join of `{}` would credit it to several. Group by columns of `{}` or those reached over to-one joins",
+                        target.metric, q.anchor, q.anchor
+                    ),
+                });
+            }
+            (conv.measure.clone(), None)
+        }
         // A conversion counts base rows: one per anchor identity.
         Transform::ConversionBase | Transform::Converted(_) => {
             let id = anchor_entity.identity.first().map(String::as_str).or_else(|| metric.measure.columns().first().copied());
@@ -140,9 +157,15 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
                 metric: target.metric.clone(),
                 keys: target.keys.clone(),
                 window: target.window,
+                credited: credited(&q.transform),
             });
             let alias = "sb_conv".to_string();
+            let credit = credited(&q.transform).then(|| Credit {
+                identity: entity.identity.clone(),
+                class: entity.column(&target.time).map_or(TypeClass::Timestamp, |c| c.type_class()),
+            });
             Some(ConversionCheck {
+                credit,
                 table: entity.table.clone(),
                 entity: target.entity.clone(),
                 keys: target.keys.clone(),
@@ -169,11 +192,51 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     // Counts are 0 for a key they have no row for (DESIGN, "Empty groups of
     // counts are 0"), except in metrics imported from dbt, which keep
     // MetricFlow's NULL.
-    let empty_is_zero = matches!(measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean)
-        && metric.origin != crate::model::DefinitionOrigin::DbtImport;
+    let counts = matches!(measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean);
+    let missing = match metric.fill_nulls_with {
+        Some(v) => Missing::Fill(v),
+        None if counts && metric.origin != crate::model::DefinitionOrigin::DbtImport => Missing::Zero,
+        None => Missing::Null,
+    };
+    // The time spine: a plain `join_to_timespine` component grouped by
+    // time answers for every period of it, a daily cumulative is computed
+    // on its days (the loader made sure the project names one). Filters on
+    // the time dimension choose periods (and, for a daily cumulative, only
+    // days: its windows read earlier rows).
+    let daily = matches!(q.transform, Transform::DailyCumulative(..));
+    let spine = match (&time, &model.settings.time_spine) {
+        (Some(t), Some(spine)) if daily || (metric.join_to_timespine && q.transform == Transform::Plain) => {
+            let on_time = |f: &PlannedFilter| f.alias == t.dimension.entity && f.column == t.dimension.column && f.shift.is_none();
+            let spine_filters = filters
+                .iter()
+                .filter(|f| on_time(f))
+                .map(|f| PlannedFilter { alias: "sb_spine".into(), column: spine.column.clone(), ..f.clone() })
+                .collect();
+            if daily {
+                filters.retain(|f| !on_time(f));
+            }
+            Some(SpineKeys { table: spine.table.clone(), column: spine.column.clone(), filters: spine_filters })
+        }
+        (None, _) if daily => return Err(Issue::TimeGrainRequired { metric: q.metric.clone(), allowed: Grain::ALL.to_vec() }),
+        (_, None) if daily => {
+            return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` is computed per day of a time spine, and the project names none", q.metric) })
+        }
+        _ => None,
+    };
+    match (&q.transform, &spine) {
+        (Transform::DailyCumulative(window, period_agg), Some(s)) => notes.push(PlanNote::DailyCumulative {
+            metric: q.metric.clone(),
+            window: *window,
+            period_agg: *period_agg,
+            spine: s.table.clone(),
+        }),
+        (Transform::Plain, Some(s)) => notes.push(PlanNote::TimeSpine { metric: q.metric.clone(), spine: s.table.clone(), fill: metric.fill_nulls_with }),
+        _ => {}
+    }
     let mut plan = ComponentPlan {
         group_floor: None,
-        empty_is_zero,
+        missing,
+        spine,
         metric: metric.name.clone(),
         anchor: Relation { alias: anchor_entity.name.clone(), entity: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
         joins,

@@ -46,7 +46,11 @@ impl Display for RequestPlan {
                         Align::SameKeys => "at the same keys".to_string(),
                         Align::PeriodStart(g) => format!("at the start of its {}", g.as_str()),
                     };
-                    let missing = if r.missing == Missing::Zero { "0" } else { "NULL" };
+                    let missing = match r.missing {
+                        Missing::Zero => "0".to_string(),
+                        Missing::Fill(v) => v.to_string(),
+                        Missing::Null => "NULL".to_string(),
+                    };
                     writeln!(f, "  read c{} {align}; missing = {missing}", r.component)?;
                 }
             }
@@ -89,7 +93,23 @@ impl Display for ComponentPlan {
         if let Some(c) = &self.conversion {
             let window = c.window.map(|w| format!(" within {w}")).unwrap_or_default();
             let keys: Vec<String> = c.keys.iter().map(|(a, b)| format!("{a} = {}.{b}", c.entity)).collect();
-            writeln!(f, "  converts: when a {} row has {} at or after {}{window}", c.entity, keys.join(" and "), c.base_time)?;
+            match &c.credit {
+                None => writeln!(f, "  converts: when a {} row has {} at or after {}{window}", c.entity, keys.join(" and "), c.base_time)?,
+                Some(credit) => writeln!(
+                    f,
+                    "  credits: each {} row ({}) to the latest row by day of {} with {} on or before its {}{window}",
+                    c.entity,
+                    credit.identity.join(", "),
+                    c.base_time,
+                    keys.join(" and "),
+                    c.time
+                )?,
+            }
+        }
+        if let Some(s) = &self.spine {
+            let conditions: Vec<String> = s.filters.iter().map(filter).collect();
+            let filtered = if conditions.is_empty() { String::new() } else { format!(" where {}", conditions.join(" and ")) };
+            writeln!(f, "  time spine: {}.{}{filtered}", s.table, s.column)?;
         }
         if let Some(na) = &self.non_additive {
             let per = if na.per.is_empty() { String::new() } else { format!(" per {}", na.per.join(", ")) };
@@ -137,6 +157,14 @@ fn transform(t: &Transform) -> String {
             crate::model::CumulativeWindow::Rolling(i) => format!("cumulative over {i}"),
             crate::model::CumulativeWindow::GrainToDate(g) => format!("cumulative, {} to date", g.as_str()),
         },
+        Transform::DailyCumulative(w, p) => {
+            let window = match w {
+                crate::model::CumulativeWindow::AllTime => "all time".to_string(),
+                crate::model::CumulativeWindow::Rolling(i) => format!("over {i}"),
+                crate::model::CumulativeWindow::GrainToDate(g) => format!("{} to date", g.as_str()),
+            };
+            format!("cumulative per spine day, {window}; each bucket's {} day", p.as_str())
+        }
         Transform::ConversionBase => "conversion base rows".into(),
         Transform::Converted(c) => format!("base rows converting to {}", c.metric),
         Transform::DataEnd => "unmoved, read for its last bucket only".into(),

@@ -159,6 +159,20 @@ pub struct ConversionCheck {
     pub time: String,
     pub window: Option<Interval>,
     pub filters: Vec<PlannedFilter>,
+    /// `Some` when conversion rows are credited (MetricFlow's conversions):
+    /// then no EXISTS; each conversion row (its identity) is credited to
+    /// the latest base row by day within the window, and the component's
+    /// measure (the conversion metric's) aggregates the credited rows.
+    pub credit: Option<Credit>,
+}
+
+/// The conversion anchor as credited rows are read from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Credit {
+    /// The conversion anchor's identity: one credit per conversion row.
+    pub identity: Vec<String>,
+    /// The type class of the conversion time column.
+    pub class: TypeClass,
 }
 
 /// `EXISTS (SELECT 1 FROM steps… WHERE correlation AND filters)`: the first
@@ -220,9 +234,13 @@ pub struct ComponentPlan {
     pub transform: Transform,
     pub non_additive: Option<NonAdditiveWindow>,
     pub conversion: Option<ConversionCheck>,
-    /// A key of the answer this component has no row for reads 0 (our rule
-    /// for counts) rather than NULL (dbt's rule, kept for imported metrics).
-    pub empty_is_zero: bool,
+    /// What the component is where it has no value: 0 for our counts, the
+    /// metric's `fill_nulls_with`, else NULL (dbt's rule, kept for imported
+    /// counts).
+    pub missing: Missing,
+    /// The component's keys are the time spine's periods (its
+    /// `join_to_timespine`), with the groups its rows have in each.
+    pub spine: Option<SpineKeys>,
     /// Small groups withheld (quasi-identifiers under `min_group_size`).
     pub group_floor: Option<GroupFloor>,
 }
@@ -243,11 +261,27 @@ pub enum Align {
     PeriodStart(Grain),
 }
 
-/// What a component is when it has no row for a key of the answer.
+/// What a component is when it has no row for a key of the answer, or
+/// its aggregate is NULL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Missing {
     Null,
+    /// A count with no row (DESIGN "Empty groups of counts are 0").
     Zero,
+    /// The metric's `fill_nulls_with`.
+    Fill(i64),
+}
+
+/// `SELECT DISTINCT bucket(spine.column) FROM spine WHERE time filters`:
+/// the periods a `join_to_timespine` component answers for, bucketed as
+/// its own time dimension is. The request's filters on that dimension
+/// select periods here too.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpineKeys {
+    pub table: TableRef,
+    pub column: String,
+    /// Filters on the spine column (alias `sb_spine`).
+    pub filters: Vec<PlannedFilter>,
 }
 
 /// One component as the combined answer reads it.
@@ -376,7 +410,7 @@ fn output_time(first: &MetricQuery, components: &mut [ComponentPlan]) -> Result<
 /// components at the answer's keys.
 fn combine(components: &[ComponentPlan], outputs: &[OutputMetric]) -> Combine {
     if let ([c], [OutputMetric { expr: OutputExpr::Component(0), .. }]) = (components, outputs) {
-        if !matches!(c.transform, Transform::Cumulative(_)) {
+        if !matches!(c.transform, Transform::Cumulative(_)) && c.spine.is_none() {
             return Combine::Single;
         }
     }
@@ -400,8 +434,7 @@ fn combine(components: &[ComponentPlan], outputs: &[OutputMetric]) -> Combine {
                 Transform::ToGrain(period) => Align::PeriodStart(period),
                 _ => Align::SameKeys,
             };
-            let missing = if c.empty_is_zero { Missing::Zero } else { Missing::Null };
-            Some(Read { component: i, align, missing })
+            Some(Read { component: i, align, missing: c.missing })
         })
         .collect();
     Combine::Joined { key_sources, keys_end, reads }

@@ -2,7 +2,7 @@
 //! tools' business (`tools::notes`): the planner names what happened, never
 //! how to say it.
 
-use crate::model::{Cardinality, ColumnRef, CumulativeWindow, Grain, Interval, WindowChoice};
+use crate::model::{Cardinality, ColumnRef, CumulativeWindow, Grain, Interval, PeriodAgg, TableRef, WindowChoice};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlanNote {
@@ -28,8 +28,13 @@ pub enum PlanNote {
     /// The metric's own time dimension overrides the request's.
     TimeDimensionOverridden { metric: String, own: ColumnRef },
     NonAdditive { metric: String, column: String, window: WindowChoice, bucketed: bool, per: Vec<String> },
-    Conversion { anchor: String, entity: String, metric: String, keys: Vec<(String, String)>, window: Option<Interval> },
+    /// `credited`: conversion rows credited to the latest base row (MetricFlow's), else base rows that convert.
+    Conversion { anchor: String, entity: String, metric: String, keys: Vec<(String, String)>, window: Option<Interval>, credited: bool },
     Cumulative { metric: String, window: CumulativeWindow },
+    /// Computed per day of the time spine, then one value per bucket.
+    DailyCumulative { metric: String, window: CumulativeWindow, period_agg: PeriodAgg, spine: TableRef },
+    /// Every period of the time spine is a row (`join_to_timespine`).
+    TimeSpine { metric: String, spine: TableRef, fill: Option<i64> },
     /// Quasi-identifiers revealed under the policy's minimum group size:
     /// rows over fewer than `k` distinct `people` are withheld.
     SmallGroupsWithheld { k: u32, columns: Vec<String>, people: Vec<String> },

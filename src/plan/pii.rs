@@ -46,6 +46,14 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
     revealing.extend(q.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
     if let Transform::Converted(t) = &q.transform {
         revealing.extend(t.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
+        // Credited conversion rows aggregate the conversion metric's own measure.
+        if let (crate::model::ConversionCounts::ConversionRows, Some(conv)) = (t.counts, model.metric(&t.metric)) {
+            let columns: Vec<(&str, &str)> = conv.measure.columns().into_iter().map(|c| (t.entity.as_str(), c)).collect();
+            all.extend(columns.iter().copied());
+            if matches!(conv.measure.agg, Aggregation::Min | Aggregation::Max) {
+                revealing.extend(columns.iter().map(|(e, c)| (Role::MinMax, *e, *c)));
+            }
+        }
     }
     if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) {
         revealing.extend(measure.iter().map(|(e, c)| (Role::MinMax, *e, *c)));

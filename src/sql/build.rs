@@ -12,7 +12,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, ObjectName,
     ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, Value,
+    TableFactor, TableWithJoins, Value, WindowSpec, WindowType,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -174,6 +174,13 @@ pub fn function(name: &str, args: Vec<Expr>, distinct: bool) -> Expr {
 pub fn function_within_group(name: &str, args: Vec<Expr>, order: Expr) -> Expr {
     let Expr::Function(mut f) = function(name, args, false) else { unreachable!("function builds a function") };
     f.within_group = vec![order_key(order, false, None)];
+    Expr::Function(f)
+}
+
+/// `ROW_NUMBER() OVER (PARTITION BY partition ORDER BY order)`.
+pub fn row_number(partition: Vec<Expr>, order: Vec<OrderByExpr>) -> Expr {
+    let Expr::Function(mut f) = function("row_number", Vec::new(), false) else { unreachable!("function builds a function") };
+    f.over = Some(WindowType::WindowSpec(WindowSpec { window_name: None, partition_by: partition, order_by: order, window_frame: None }));
     Expr::Function(f)
 }
 

@@ -28,8 +28,8 @@ use super::build::{self, Cte, Limit, SelectParts};
 use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{OutputExpr, OutputRef, Transform, Value};
-use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, TypeClass, WindowChoice};
-use crate::plan::{Align, Combine, ComponentPlan, ConversionCheck, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, TimeBucket};
+use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, PeriodAgg, TypeClass, WindowChoice};
+use crate::plan::{Align, Combine, ComponentPlan, ConversionCheck, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SpineKeys, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -122,6 +122,8 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
                 recursive = true;
                 ctes.extend(cumulative(e, c, *window, i)?);
             }
+            Transform::DailyCumulative(window, period_agg) => ctes.extend(daily_cumulative(e, c, *window, *period_agg, i)?),
+            Transform::Converted(_) if c.conversion.as_ref().is_some_and(|x| x.credit.is_some()) => ctes.extend(credited_conversions(e, c, i)?),
             _ => ctes.push(Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: select(e, c, Naming::Internal)? }),
         }
     }
@@ -134,13 +136,19 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
         let joins = read.map(|name| build::cross_join(build::table_ref(q, &name))).collect();
         (build::table_ref(q, &first), joins, Vec::new())
     } else {
-        let key_select = |m: usize| {
-            build::query(SelectParts {
-                projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &format!("sb_m{m}"), k))).collect(),
-                ..SelectParts::from(build::table_ref(q, &format!("sb_m{m}")))
-            })
+        let key_select = |e: &mut Emitter, m: usize| {
+            let component = format!("sb_m{m}");
+            let joined_to_spine = plan.components.get(m).filter(|c| c.transform == Transform::Plain);
+            match joined_to_spine.and_then(|c| Some((c.spine.as_ref()?, c.time.as_ref()?))) {
+                Some((spine, time)) => spine_keys(e, spine, time, &component, &key_cols),
+                None => build::query(SelectParts {
+                    projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &component, k))).collect(),
+                    ..SelectParts::from(build::table_ref(q, &component))
+                }),
+            }
         };
-        let mut sources = key_sources.iter().map(|&m| key_select(m));
+        let sources: Vec<Query> = key_sources.iter().map(|&m| key_select(e, m)).collect();
+        let mut sources = sources.into_iter();
         let Some(first) = sources.next() else {
             return Err(Unsupported { dialect: e.dialect.name, feature: "answer without keys".into() });
         };
@@ -208,6 +216,29 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     Ok(build::with_recursive_ctes(ctes, recursive, q, outer))
 }
 
+/// A `join_to_timespine` component's keys: every period of the spine (as
+/// the request's time filters leave it), with the groups the component has
+/// rows for in it; a period without rows is one key whose groups are NULL.
+fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, component: &str, key_cols: &[String]) -> Query {
+    let q = e.dialect.quote;
+    let day = build::column(q, "sb_spine", &spine.column);
+    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
+    let periods = build::query(SelectParts {
+        distinct: true,
+        projection: vec![build::aliased(e.bucket_expr(day, time.grain, time.class), q, "sb_k0")],
+        selection,
+        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
+    });
+    let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
+    projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
+    let on = build::binary(build::column(q, "sb_periods", "sb_k0"), BinaryOperator::Eq, build::column(q, component, "sb_k0"));
+    build::query(SelectParts {
+        projection,
+        joins: vec![build::left_join(build::table_ref(q, component), on)],
+        ..SelectParts::from(build::derived(periods, q, "sb_periods"))
+    })
+}
+
 /// The moved keys that do not lie past the end of the data: a bucket is
 /// kept when the unmoved rows (`sb_m<end>`) have one at or after it; the
 /// NULL bucket stays.
@@ -236,18 +267,8 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
         return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric without a time grain".into() });
     };
     let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
-    let anchor = c.anchor.alias.clone();
-    let operand = e.measure_operand(c, &anchor);
-    let (from, joins, selection) = e.row_source(c);
-    let mut projection = e.identity_items(c);
-    projection.extend(e.plan.group_by.iter().enumerate().map(|(j, g)| {
-        build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
-    }));
-    projection.push(build::aliased(operand, q, "sb_m"));
-    projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
     let owners = owners_of(c);
-    projection.extend(owner_items(q, owners));
-    let rows = build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) });
+    let rows = window_rows(e, c, t);
 
     let row_time = build::column(q, &r, "sb_t");
     let one_bucket = Interval { count: 1, unit: t.grain };
@@ -299,6 +320,200 @@ fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: u
         Cte { name: r, columns: Vec::new(), query: rows },
         Cte { name: s, columns: vec!["sb_b".into(), "sb_end".into()], query: spine },
         Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: aggregate },
+    ])
+}
+
+/// The rows a cumulative component accumulates: group keys `sb_g<j>`,
+/// value `sb_m`, time `sb_t` (and the people counted, under a group floor),
+/// one per anchor identity and keys when a to-many join repeats rows.
+fn window_rows(e: &mut Emitter, c: &ComponentPlan, t: &TimeBucket) -> Query {
+    let q = e.dialect.quote;
+    let operand = e.measure_operand(c, &c.anchor.alias);
+    let (from, joins, selection) = e.row_source(c);
+    let mut projection = e.identity_items(c);
+    projection.extend(e.plan.group_by.iter().enumerate().map(|(j, g)| {
+        build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
+    }));
+    projection.push(build::aliased(operand, q, "sb_m"));
+    projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
+    projection.extend(owner_items(q, owners_of(c)));
+    build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) })
+}
+
+/// A cumulative computed per day of the time spine (MetricFlow's way) as
+/// five CTEs: its rows (`sb_r<i>`, as `window_rows`); the spine's days the
+/// time filters keep (`sb_s<i>`: `sb_b`); the value of each day whose window
+/// holds rows (`sb_d<i>`: `sb_b`, group keys `sb_g<j>`, `sb_v`: an INNER
+/// join, so a day with an empty window has no value); and one value per
+/// bucket and keys (`sb_m<i>`), the average of its days' values or the value
+/// of its first or last day (`sb_p<i>` picks that day). Windows compare
+/// whole days: a row's day is in the window of day `d` when it is at most
+/// `d` and, for a rolling window, after `d` minus the window.
+fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, period_agg: PeriodAgg, i: usize) -> Result<Vec<Cte>, Unsupported> {
+    let q = e.dialect.quote;
+    let (Some(t), Some(spine)) = (c.time.as_ref(), c.spine.as_ref()) else {
+        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric per day without a time grain and a time spine".into() });
+    };
+    if c.group_floor.is_some() {
+        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric per day over quasi-identifiers under min_group_size".into() });
+    }
+    let (r, s, d, p, m) = (format!("sb_r{i}"), format!("sb_s{i}"), format!("sb_d{i}"), format!("sb_p{i}"), format!("sb_m{i}"));
+    let rows = window_rows(e, c, t);
+    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
+    let days = build::query(SelectParts {
+        distinct: true,
+        projection: vec![build::aliased(build::column(q, "sb_spine", &spine.column), q, "sb_b")],
+        selection,
+        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
+    });
+
+    let day = build::column(q, &s, "sb_b");
+    let row_day = e.bucket_expr(build::column(q, &r, "sb_t"), Grain::Day, t.class);
+    let mut in_window = vec![build::binary(row_day.clone(), BinaryOperator::LtEq, day.clone())];
+    match window {
+        CumulativeWindow::AllTime => {}
+        CumulativeWindow::Rolling(w) => {
+            in_window.push(build::binary(row_day, BinaryOperator::Gt, e.add_interval(day.clone(), w, -1, TypeClass::Date)))
+        }
+        CumulativeWindow::GrainToDate(g) => in_window.push(build::binary(row_day, BinaryOperator::GtEq, e.bucket_expr(day.clone(), g, TypeClass::Date))),
+    }
+    let n_groups = e.plan.group_by.len();
+    let groups = |table: &str| (0..n_groups).map(|j| build::column(q, table, &format!("sb_g{j}"))).collect::<Vec<_>>();
+    let mut projection = vec![build::aliased(day.clone(), q, "sb_b")];
+    projection.extend(groups(&r).into_iter().enumerate().map(|(j, g)| build::aliased(g, q, &format!("sb_g{j}"))));
+    projection.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    let daily = build::query(SelectParts {
+        projection,
+        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(in_window).unwrap_or_else(|| build::number("1")))],
+        group_by: std::iter::once(day).chain(groups(&r)).collect(),
+        ..SelectParts::from(build::table_ref(q, &s))
+    });
+
+    // Each day's bucket, typed as the component's time dimension is.
+    let bucket = |e: &Emitter, table: &str| e.bucket_expr(build::column(q, table, "sb_b"), t.grain, t.class);
+    let keys = |e: &Emitter, table: &str| {
+        let mut k = vec![build::aliased(bucket(e, table), q, "sb_k0")];
+        k.extend(groups(table).into_iter().enumerate().map(|(j, g)| build::aliased(g, q, &format!("sb_k{}", j + 1))));
+        k
+    };
+    let group_by = |e: &Emitter, table: &str| std::iter::once(bucket(e, table)).chain(groups(table)).collect::<Vec<_>>();
+    let mut ctes = vec![
+        Cte { name: r, columns: Vec::new(), query: rows },
+        Cte { name: s, columns: Vec::new(), query: days },
+        Cte { name: d.clone(), columns: Vec::new(), query: daily },
+    ];
+    let per_bucket = match period_agg {
+        PeriodAgg::Average => {
+            let value = build::column(q, &d, "sb_v");
+            let value = if e.dialect.avg_as_double { build::cast(value, build::named_type(e.dialect.double_type)) } else { value };
+            let mut projection = keys(e, &d);
+            projection.push(build::aliased(build::function("avg", vec![value], false), q, "sb_v"));
+            build::query(SelectParts { projection, group_by: group_by(e, &d), ..SelectParts::from(build::table_ref(q, &d)) })
+        }
+        PeriodAgg::First | PeriodAgg::Last => {
+            let pick = if period_agg == PeriodAgg::First { "min" } else { "max" };
+            let mut projection = keys(e, &d);
+            projection.push(build::aliased(build::function(pick, vec![build::column(q, &d, "sb_b")], false), q, "sb_pick"));
+            let picked = build::query(SelectParts { projection, group_by: group_by(e, &d), ..SelectParts::from(build::table_ref(q, &d)) });
+            ctes.push(Cte { name: p.clone(), columns: Vec::new(), query: picked });
+            let mut on = vec![build::binary(build::column(q, &d, "sb_b"), BinaryOperator::Eq, build::column(q, &p, "sb_pick"))];
+            on.extend((0..n_groups).map(|j| e.null_safe_eq(build::column(q, &d, &format!("sb_g{j}")), build::column(q, &p, &format!("sb_k{}", j + 1)))));
+            let mut projection: Vec<SelectItem> =
+                (0..=n_groups).map(|k| SelectItem::UnnamedExpr(build::column(q, &p, &format!("sb_k{k}")))).collect();
+            projection.push(build::aliased(build::column(q, &d, "sb_v"), q, "sb_v"));
+            build::query(SelectParts {
+                projection,
+                joins: vec![build::inner_join(build::table_ref(q, &d), build::and_all(on).unwrap_or_else(|| build::number("1")))],
+                ..SelectParts::from(build::table_ref(q, &p))
+            })
+        }
+    };
+    ctes.push(Cte { name: m, columns: Vec::new(), query: per_bucket });
+    Ok(ctes)
+}
+
+/// Credited conversions (MetricFlow's conversion metrics) as four CTEs:
+/// the base rows (`sb_r<i>`: answer keys `sb_k<j>`, conversion key columns
+/// `sb_e<j>`, day `sb_bd`, time `sb_bt`); the conversion rows (`sb_c<i>`: identity
+/// `sb_id<j>`, key columns `sb_e<j>`, day `sb_cd`, measure operand `sb_m`);
+/// each conversion row beside every base row it may be credited to (equal
+/// keys, a base day on or before its day and, with a window, after its day
+/// minus the window), ranked latest base day first, then earliest base time
+/// (`sb_j<i>`); and the
+/// measure over the credited (first-ranked) rows per answer keys (`sb_m<i>`).
+fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<Vec<Cte>, Unsupported> {
+    let q = e.dialect.quote;
+    let plan = e.plan;
+    let Some((conv, credit)) = c.conversion.as_ref().and_then(|x| Some((x, x.credit.as_ref()?))) else {
+        return Err(Unsupported { dialect: e.dialect.name, feature: "credited conversions without a conversion".into() });
+    };
+    if c.group_floor.is_some() {
+        return Err(Unsupported { dialect: e.dialect.name, feature: "credited conversions over quasi-identifiers under min_group_size".into() });
+    }
+    let (r, cv, j, m) = (format!("sb_r{i}"), format!("sb_c{i}"), format!("sb_j{i}"), format!("sb_m{i}"));
+    let anchor = c.anchor.alias.as_str();
+
+    let mut keys: Vec<Expr> = Vec::new();
+    if let (Some(t), Some(_)) = (&c.time, &plan.time) {
+        keys.push(e.time_bucket(t));
+    }
+    keys.extend(plan.group_by.iter().map(|g| build::column(q, &g.column.entity, &g.column.column)));
+    let n_keys = keys.len();
+    let (from, joins, selection) = e.row_source(c);
+    let mut projection: Vec<SelectItem> = keys.into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
+    projection.extend(conv.keys.iter().enumerate().map(|(k, (base, _))| build::aliased(build::column(q, anchor, base), q, &format!("sb_e{k}"))));
+    let base_day = e.bucket_expr(build::column(q, anchor, &conv.base_time), Grain::Day, conv.base_class);
+    projection.push(build::aliased(base_day, q, "sb_bd"));
+    projection.push(build::aliased(build::column(q, anchor, &conv.base_time), q, "sb_bt"));
+    let base_rows = build::query(SelectParts { projection, joins, selection, ..SelectParts::from(from) });
+
+    let mut projection: Vec<SelectItem> =
+        credit.identity.iter().enumerate().map(|(k, col)| build::aliased(build::column(q, &conv.alias, col), q, &format!("sb_id{k}"))).collect();
+    projection.extend(conv.keys.iter().enumerate().map(|(k, (_, col))| build::aliased(build::column(q, &conv.alias, col), q, &format!("sb_e{k}"))));
+    projection.push(build::aliased(e.bucket_expr(build::column(q, &conv.alias, &conv.time), Grain::Day, credit.class), q, "sb_cd"));
+    projection.push(build::aliased(e.measure_operand(c, &conv.alias), q, "sb_m"));
+    let selection = build::and_all(conv.filters.iter().map(|f| e.filter(f)).collect());
+    let conversion_rows =
+        build::query(SelectParts { projection, selection, ..SelectParts::from(build::table(q, &conv.table.schema, &conv.table.table, &conv.alias)) });
+
+    let (base_day, conv_day) = (build::column(q, &r, "sb_bd"), build::column(q, &cv, "sb_cd"));
+    let mut on: Vec<Expr> = (0..conv.keys.len())
+        .map(|k| build::binary(build::column(q, &r, &format!("sb_e{k}")), BinaryOperator::Eq, build::column(q, &cv, &format!("sb_e{k}"))))
+        .collect();
+    on.push(build::binary(base_day.clone(), BinaryOperator::LtEq, conv_day.clone()));
+    if let Some(w) = conv.window {
+        on.push(build::binary(base_day.clone(), BinaryOperator::Gt, e.add_interval(conv_day, w, -1, credit.class)));
+    }
+    let answer_keys = |table: &str| (0..n_keys).map(|k| build::column(q, table, &format!("sb_k{k}"))).collect::<Vec<_>>();
+    // The latest base day; within it, the earliest base row (MetricFlow
+    // leaves that tie to the engine's sort, which keeps the rows' order).
+    let mut order = vec![build::order_key(base_day, true, None), build::order_key(build::column(q, &r, "sb_bt"), false, None)];
+    order.extend(answer_keys(&r).into_iter().map(|k| build::order_key(k, false, None)));
+    let partition = (0..credit.identity.len()).map(|k| build::column(q, &cv, &format!("sb_id{k}"))).collect();
+    let mut projection: Vec<SelectItem> =
+        answer_keys(&r).into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
+    projection.push(build::aliased(build::column(q, &cv, "sb_m"), q, "sb_m"));
+    projection.push(build::aliased(build::row_number(partition, order), q, "sb_rank"));
+    let pairs = build::query(SelectParts {
+        projection,
+        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(on).unwrap_or_else(|| build::number("1")))],
+        ..SelectParts::from(build::table_ref(q, &cv))
+    });
+
+    let mut projection: Vec<SelectItem> =
+        answer_keys(&j).into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
+    projection.push(build::aliased(e.aggregate(c, build::column(q, &j, "sb_m"))?, q, "sb_v"));
+    let credited = build::query(SelectParts {
+        projection,
+        selection: Some(build::binary(build::column(q, &j, "sb_rank"), BinaryOperator::Eq, build::number("1"))),
+        group_by: answer_keys(&j),
+        ..SelectParts::from(build::table_ref(q, &j))
+    });
+    Ok(vec![
+        Cte { name: r, columns: Vec::new(), query: base_rows },
+        Cte { name: cv, columns: Vec::new(), query: conversion_rows },
+        Cte { name: j, columns: Vec::new(), query: pairs },
+        Cte { name: m, columns: Vec::new(), query: credited },
     ])
 }
 
@@ -440,7 +655,8 @@ impl Emitter<'_> {
                 let value = build::column(q, &format!("sb_m{i}"), "sb_v");
                 match reads.iter().find(|r| r.component == *i).map(|r| r.missing) {
                     Some(Missing::Zero) => build::function("coalesce", vec![value, build::number("0")], false),
-                    _ => value,
+                    Some(Missing::Fill(v)) => build::function("coalesce", vec![value, build::number(&v.to_string())], false),
+                    Some(Missing::Null) | None => value,
                 }
             }
             OutputExpr::Number(n) => build::number(n),
@@ -542,7 +758,8 @@ impl Emitter<'_> {
         let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
         predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
         // In WHERE (not in a CASE) so that engines run it as a semi-join.
-        if let Some(c) = &plan.conversion {
+        // (Credited conversions read the conversion rows themselves.)
+        if let Some(c) = plan.conversion.as_ref().filter(|c| c.credit.is_none()) {
             let exists = self.conversion_exists(&plan.anchor.alias, c);
             predicates.push(exists);
         }
@@ -594,13 +811,18 @@ impl Emitter<'_> {
     fn aggregate(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
         let value = self.aggregate_value(plan, operand)?;
         let counts = matches!(plan.measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean);
-        if counts && !plan.empty_is_zero {
+        let value = if counts && plan.missing != Missing::Zero {
             // dbt's rule for imported counts: no row at all is NULL, not 0
             // (only an ungrouped query over no rows can tell the difference).
             let any_row = build::binary(build::function("count", vec![build::number("1")], false), BinaryOperator::Gt, build::number("0"));
-            return Ok(build::case_when(any_row, value));
-        }
-        Ok(value)
+            build::case_when(any_row, value)
+        } else {
+            value
+        };
+        Ok(match plan.missing {
+            Missing::Fill(v) => build::function("coalesce", vec![value, build::number(&v.to_string())], false),
+            Missing::Zero | Missing::Null => value,
+        })
     }
 
     fn aggregate_value(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {

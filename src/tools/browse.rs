@@ -125,7 +125,7 @@ fn entity_or_error<'m>(model: &'m SemanticModel, name: &str) -> Result<&'m Entit
     }
     model.entity(name).ok_or_else(|| {
         ToolError::new(FailureKind::UnknownName,
-            format!("Entity `{name}` is not defined; list_entities shows the entities there are."),
+            format!("Entity `{}` is not defined; list_entities shows the entities there are.", crate::ir::echo_name(name)),
             Recovery::call("list_entities", Json::Null)
                 .with_fuzzy_matches(close_matches(name, model.entities.keys().map(String::as_str))),
         )

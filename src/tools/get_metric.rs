@@ -44,12 +44,13 @@ impl<'e> Execution<'e> {
 }
 
 pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<'_>) -> Envelope {
-    let engine_dialect = match &execution {
-        Execution::Run { engine, .. } => engine.dialect(),
-        _ => Dialect::duckdb(),
+    // What runs is written for the engine it runs on: the project's
+    // `dialect` setting is for previews without one (DuckDB SQL sent to
+    // Postgres could fail, or worse, mean something else there).
+    let dialect_name = match &execution {
+        Execution::Run { engine, .. } => args.dialect.clone().unwrap_or_else(|| engine.dialect().name.into()),
+        _ => args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| Dialect::duckdb().name.into()),
     };
-    let dialect_name =
-        args.dialect.clone().or_else(|| project.model.settings.dialect.clone()).unwrap_or_else(|| engine_dialect.name.into());
     let dialect = match Dialect::from_name(&dialect_name) {
         Ok(d) => d,
         Err(message) => {

@@ -2,7 +2,7 @@
 //! planner states facts (`PlanNote`); how an agent reads them is decided
 //! here.
 
-use crate::model::CumulativeWindow;
+use crate::model::{CumulativeWindow, PeriodAgg};
 use crate::plan::PlanNote;
 
 pub fn sentence(note: &PlanNote) -> String {
@@ -40,11 +40,18 @@ pub fn sentence(note: &PlanNote) -> String {
             let per = if per.is_empty() { String::new() } else { format!(" and each {}", per.join(", ")) };
             format!("`{metric}` does not add up over `{column}`: only rows at its {which} value within {within}{per} are aggregated.")
         }
-        PlanNote::Conversion { anchor, entity, metric, keys, window } => {
+        PlanNote::Conversion { anchor, entity, metric, keys, window, credited: false } => {
             let window = window.map_or("at or after its time".to_string(), |w| format!("at most {w} after it"));
             let keys = keys.iter().map(|(a, b)| format!("`{b}` equal to its `{a}`")).collect::<Vec<_>>().join(" and ");
             format!(
                 "A `{anchor}` row converts when a row of `{entity}` counted by `{metric}` has {keys} and comes {window}; it converts once however many follow."
+            )
+        }
+        PlanNote::Conversion { anchor, entity, metric, keys, window, credited: true } => {
+            let window = window.map_or("on or before its day".to_string(), |w| format!("on its day or in the {w} before it"));
+            let keys = keys.iter().map(|(a, b)| format!("`{a}` equal to its `{b}`")).collect::<Vec<_>>().join(" and ");
+            format!(
+                "Each `{entity}` row counted by `{metric}` is credited to the latest `{anchor}` row (by day) with {keys} {window}, and `{metric}` is computed over the credited rows in that `{anchor}` row's group (MetricFlow's conversions)."
             )
         }
         PlanNote::Cumulative { metric, window } => {
@@ -54,6 +61,25 @@ pub fn sentence(note: &PlanNote) -> String {
                 CumulativeWindow::GrainToDate(g) => format!("the {} so far, up to the end of the bucket", g.as_str()),
             };
             format!("Each bucket of `{metric}` accumulates {what}; buckets without rows are filled from a generated time spine.")
+        }
+        PlanNote::DailyCumulative { metric, window, period_agg, spine } => {
+            let what = match window {
+                CumulativeWindow::AllTime => "everything up to that day".to_string(),
+                CumulativeWindow::Rolling(i) => format!("the {i} ending with that day"),
+                CumulativeWindow::GrainToDate(g) => format!("the {} so far, up to that day", g.as_str()),
+            };
+            let per_bucket = match period_agg {
+                PeriodAgg::First => "the value of its first day that has one",
+                PeriodAgg::Last => "the value of its last day that has one",
+                PeriodAgg::Average => "the average over its days that have one",
+            };
+            format!(
+                "`{metric}` is computed for every day of the time spine `{spine}` from {what} (a day with no row in its window has no value, and time filters choose days, not rows); each bucket shows {per_bucket}."
+            )
+        }
+        PlanNote::TimeSpine { metric, spine, fill } => {
+            let empty = fill.map_or("NULL".to_string(), |v| v.to_string());
+            format!("`{metric}` answers for every period of the time spine `{spine}`: a period without rows is {empty}, and periods outside the spine's range are not answered.")
         }
         PlanNote::SmallGroupsWithheld { k, columns, people } => {
             let columns = columns.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");

@@ -1,13 +1,25 @@
 //! Replays every input under `fuzz/seeds/` and `fuzz/regressions/` (crashes
-//! found by `fuzz/run.sh`, kept once fixed) on stable, in every test run:
-//! each must end in an answer or a clean error, never a panic.
+//! found by `fuzz/run.sh`, kept once fixed) on stable, in every test run,
+//! through the fuzz targets' own bodies (`fuzz/bodies/*.rs`, compiled here
+//! too, so a target that stops compiling fails the build): each must end in
+//! an answer or a clean error, never a panic.
 
 use std::path::PathBuf;
 
-use schemabrain::model::{load_checked_from_files, FileKind, MeasureExpr};
 use schemabrain::tools::{self, Execution};
 
 use crate::common::{demo_project, entries, repo};
+
+#[path = "../../fuzz/bodies/dbt_import.rs"]
+mod fuzz_dbt_import;
+#[path = "../../fuzz/bodies/measure_expr.rs"]
+mod fuzz_measure_expr;
+#[path = "../../fuzz/bodies/model_yaml.rs"]
+mod fuzz_model_yaml;
+#[path = "../../fuzz/bodies/request_json.rs"]
+mod fuzz_request_json;
+#[path = "../../fuzz/bodies/sql_guard.rs"]
+mod fuzz_sql_guard;
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let mut all = Vec::new();
@@ -22,44 +34,21 @@ fn inputs(target: &str) -> Vec<PathBuf> {
 
 #[test]
 fn fuzz_inputs_end_in_an_answer_or_a_clean_error() {
-    let yaml = inputs("model_yaml");
-    assert!(!yaml.is_empty(), "the seeds are there");
-    for file in &yaml {
-        let data = std::fs::read(file).unwrap();
-        let Some((&kind, rest)) = data.split_first() else { continue };
-        // As fuzz/fuzz_targets/model_yaml.rs reads them.
-        let kind = [FileKind::Entity, FileKind::Join, FileKind::Metric, FileKind::Policy, FileKind::Query, FileKind::Settings][kind as usize % 6];
-        let entity = "version: 1\nname: order\nbinding: {single_table: main.orders}\nidentity: id\ncolumns:\n  - {name: id, type: integer}\n  - {name: amount, type: decimal}\n  - {name: ordered_at, type: timestamp}\n";
-        let files = vec![
-            (FileKind::Entity, PathBuf::from("entities/order.yaml"), entity.to_string()),
-            (kind, file.clone(), String::from_utf8_lossy(rest).into_owned()),
-        ];
-        let _ = load_checked_from_files(&files);
-    }
-    for file in inputs("measure_expr") {
-        let _ = MeasureExpr::parse(&String::from_utf8_lossy(&std::fs::read(&file).unwrap()));
-    }
-    for file in inputs("sql_guard") {
-        let data = std::fs::read(&file).unwrap();
-        let Some((&d, rest)) = data.split_first() else { continue };
-        let dialects = schemabrain::provider::guard::DIALECTS;
-        if let Ok(statement) = schemabrain::provider::guard::check(&String::from_utf8_lossy(rest), dialects[d as usize % dialects.len()]) {
-            let catalog = crate::common::demo_project_with_catalog().catalog.clone().unwrap_or_default();
-            let _ = schemabrain::provider::columns::check(&statement, &catalog, &schemabrain::model::PiiPolicy::default());
+    let targets: [(&str, fn(&[u8])); 5] = [
+        ("model_yaml", fuzz_model_yaml::run),
+        ("measure_expr", fuzz_measure_expr::run),
+        ("sql_guard", fuzz_sql_guard::run),
+        ("dbt_import", fuzz_dbt_import::run),
+        ("request_json", fuzz_request_json::run),
+    ];
+    for (target, run) in targets {
+        let files = inputs(target);
+        assert!(!files.is_empty(), "the {target} seeds are there");
+        for file in files {
+            run(&std::fs::read(&file).unwrap());
         }
     }
-    let dbt = inputs("dbt_import");
-    assert!(!dbt.is_empty(), "the dbt seeds are there");
-    for file in dbt {
-        let data = std::fs::read(&file).unwrap();
-        if let Ok(json) = serde_json::from_slice::<serde_json::Value>(&data) {
-            let _ = schemabrain::dbt::import_semantic_manifest(&json, "fuzz.json");
-        }
-        let names: std::collections::BTreeMap<String, String> = [("customer__country".to_string(), "customer.country".to_string())].into();
-        let ids = std::collections::BTreeMap::new();
-        let resolve = schemabrain::dbt::where_filter::resolver(&names, &ids, Some("order.ordered_at"));
-        let _ = schemabrain::dbt::where_filter::parse(&String::from_utf8_lossy(&data), &resolve);
-    }
+    // The request corpus also through the tool layer, as an agent sends it.
     for file in inputs("request_json") {
         let Ok(args) = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&file).unwrap()) else { continue };
         let mut args = args;

@@ -315,7 +315,7 @@ fn check_reports_drift_with_stable_codes() {
 
 /// The files of a project directory (relative path → bytes), without the
 /// temporary files a killed run may leave.
-fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, at: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(at) else { return };
         for e in entries.flatten() {

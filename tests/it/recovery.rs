@@ -54,6 +54,12 @@ fn huge_names_are_echoed_bounded() {
     let msg = env.tool_error().unwrap().message();
     assert!(msg.len() < 2_000, "message of {} chars", msg.len());
     assert!(msg.contains(&format!("{}...", "x".repeat(200))));
+    // The browsing tools too (describe_entity echoed a valid but unknown name whole).
+    for tool in ["describe_entity", "describe_metric"] {
+        let env = tools::call(demo_project(), tool, &json!({"name": name}), Execution::DryRun);
+        let msg = env.tool_error().unwrap_or_else(|| panic!("{tool} refuses")).message();
+        assert!(msg.len() < 2_000, "{tool}: message of {} chars", msg.len());
+    }
 }
 
 #[test]
