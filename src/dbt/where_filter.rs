@@ -5,9 +5,10 @@
 //! stay values (bound as parameters later), never SQL text. OR, NOT (...),
 //! LIKE and anything else is an error naming the span it could not read.
 //!
-//! A `TimeDimension` at a grain compares the truncated column; at `day`
-//! grain that is the column itself for `>=` and `<`, and a day later for
-//! `<=`, `>` and `=`; other grains are refused rather than guessed.
+//! A `TimeDimension` at a grain compares the period the column falls in
+//! (ISO weeks): the comparison becomes bounds on the column itself at
+//! period starts (`period_bounds`), so `week <= '2024-01-29'` keeps times
+//! before 2024-02-05.
 //!
 //! Architecture invariant: pure; knows dbt names only through the map it
 //! is given.
@@ -146,11 +147,71 @@ fn literal(t: &Tok) -> Option<Json> {
     }
 }
 
-/// The day after `d` (`YYYY-MM-DD`), for day-grain bounds.
-fn next_day(d: &Json) -> Option<Json> {
-    let s = d.as_str()?;
-    let date = chrono::NaiveDate::parse_from_str(s.get(..10)?, "%Y-%m-%d").ok()?;
-    Some(json!(date.succ_opt()?.format("%Y-%m-%d").to_string()))
+/// A period of a grain: `day`, `week` (ISO, from Monday), `month`,
+/// `quarter`, `year`.
+#[derive(Clone, Copy, PartialEq)]
+enum Period {
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl Period {
+    fn parse(g: &str) -> Option<Period> {
+        Some(match g {
+            "day" => Period::Day,
+            "week" => Period::Week,
+            "month" => Period::Month,
+            "quarter" => Period::Quarter,
+            "year" => Period::Year,
+            _ => return None,
+        })
+    }
+
+    /// The first day of the period holding `d`.
+    fn start(self, d: chrono::NaiveDate) -> Option<chrono::NaiveDate> {
+        use chrono::Datelike;
+        match self {
+            Period::Day => Some(d),
+            Period::Week => d.checked_sub_days(chrono::Days::new(u64::from(d.weekday().num_days_from_monday()))),
+            Period::Month => d.with_day(1),
+            Period::Quarter => chrono::NaiveDate::from_ymd_opt(d.year(), (d.month0() / 3) * 3 + 1, 1),
+            Period::Year => chrono::NaiveDate::from_ymd_opt(d.year(), 1, 1),
+        }
+    }
+
+    /// The first day of the next period after the one holding `d`.
+    fn next(self, d: chrono::NaiveDate) -> Option<chrono::NaiveDate> {
+        let start = self.start(d)?;
+        match self {
+            Period::Day => start.succ_opt(),
+            Period::Week => start.checked_add_days(chrono::Days::new(7)),
+            Period::Month => start.checked_add_months(chrono::Months::new(1)),
+            Period::Quarter => start.checked_add_months(chrono::Months::new(3)),
+            Period::Year => start.checked_add_months(chrono::Months::new(12)),
+        }
+    }
+}
+
+/// Bounds on the column for a comparison of its period at `grain` with the
+/// date `d`: `trunc(t) >= d` is `t >= ceil(d)`, `trunc(t) > d` and
+/// `trunc(t) <= d` bound `t` by the next period's start, `trunc(t) < d` is
+/// `t < ceil(d)`, and `trunc(t) = d` is the period `d` starts (empty when `d`
+/// starts none). Each bound is `(op, YYYY-MM-DD)`.
+fn period_bounds(grain: Period, op: &str, d: &Json) -> Option<Vec<(&'static str, Json)>> {
+    let date = chrono::NaiveDate::parse_from_str(d.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
+    let day = |x: chrono::NaiveDate| json!(x.format("%Y-%m-%d").to_string());
+    let next = grain.next(date)?;
+    let ceil = if grain.start(date)? == date { date } else { next };
+    Some(match op {
+        "gte" => vec![("gte", day(ceil))],
+        "gt" => vec![("gte", day(next))],
+        "lt" => vec![("lt", day(ceil))],
+        "lte" => vec![("lt", day(next))],
+        _ => vec![("gte", day(ceil)), ("lt", day(if ceil == date { next } else { ceil }))],
+    })
 }
 
 /// Parses `text`; `resolve` maps a reference (kind, dbt name) to our
@@ -172,9 +233,14 @@ pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>)
         };
         let column = resolve(kind, name).map_err(|e| err(text, at(i), &e))?;
         i += 1;
-        let day_grain = match grain.as_deref() {
-            None | Some("day") => grain.is_some(),
-            Some(g) => return Err(err(text, at(i - 1), &format!("a comparison at `{g}` grain is not supported yet (only day)"))),
+        // A time dimension at a grain compares its period's start.
+        let period = match grain.as_deref() {
+            None => None,
+            Some(g) => Some(Period::parse(g).ok_or_else(|| err(text, at(i - 1), &format!("`{g}` is not a grain (day, week, month, quarter, year)")))?),
+        };
+        let day_grain = period.is_some();
+        let bounds = |op: &str, v: &Json, at: usize| -> Result<Vec<(&'static str, Json)>, String> {
+            period.and_then(|p| period_bounds(p, op, v)).ok_or_else(|| err(text, at, "expected a date (YYYY-MM-DD)"))
         };
         let mut push = |op: &str, value: Option<Json>| {
             let mut f = json!({"column": column, "op": op});
@@ -195,14 +261,12 @@ pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>)
                     _ => "gte",
                 };
                 match (day_grain, ours) {
-                    (true, "lte") => push("lt", Some(next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?)),
-                    (true, "gt") => push("gte", Some(next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?)),
-                    (true, "eq") => {
-                        let next = next_day(&v).ok_or_else(|| err(text, at(i + 1), "expected a date"))?;
-                        push("gte", Some(v));
-                        push("lt", Some(next));
-                    }
                     (true, "ne") => return Err(err(text, at(i), "`!=` on a time dimension at a grain is not supported yet")),
+                    (true, _) => {
+                        for (op, bound) in bounds(ours, &v, at(i + 1))? {
+                            push(op, Some(bound));
+                        }
+                    }
                     _ => push(ours, Some(v)),
                 }
                 i += 2;
@@ -223,10 +287,12 @@ pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>)
                         return Err(err(text, at(i + 2), "expected AND"));
                     }
                     let hi = toks.get(i + 3).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 3), "expected a literal"))?;
-                    push("gte", Some(lo));
                     if day_grain {
-                        push("lt", Some(next_day(&hi).ok_or_else(|| err(text, at(i + 3), "expected a date"))?));
+                        for (op, bound) in bounds("gte", &lo, at(i + 1))?.into_iter().chain(bounds("lte", &hi, at(i + 3))?) {
+                            push(op, Some(bound));
+                        }
                     } else {
+                        push("gte", Some(lo));
                         push("lte", Some(hi));
                     }
                     i += 4;
@@ -315,6 +381,60 @@ mod tests {
         assert_eq!(f, vec![json!({"column": "customer.country", "op": "not_null"})]);
         let f = parse("{{ Dimension('order__customer__country') }} != 'it''s'", &r).unwrap();
         assert_eq!(f, vec![json!({"column": "customer.country", "op": "ne", "value": "it's"})]);
+    }
+
+    /// `trunc(t) op d` at every grain, for every day `t` and literal `d` of
+    /// two years around leap day, holds exactly when the rewritten bounds
+    /// hold on `t`; the period start is computed here another way (walking
+    /// back day by day to the first day of its period).
+    #[test]
+    fn period_comparisons_become_exact_bounds() {
+        use chrono::{Datelike, NaiveDate};
+        let n = names();
+        let ids = BTreeMap::new();
+        let r = resolver(&n, &ids, Some("order.ordered_at"));
+        let days: Vec<NaiveDate> = NaiveDate::from_ymd_opt(2023, 11, 1).unwrap().iter_days().take(550).collect();
+        let first_of = |g: &str, x: NaiveDate| -> bool {
+            match g {
+                "day" => true,
+                "week" => x.weekday() == chrono::Weekday::Mon,
+                "month" => x.day() == 1,
+                "quarter" => x.day() == 1 && x.month0() % 3 == 0,
+                _ => x.ordinal() == 1,
+            }
+        };
+        let trunc = |g: &str, mut x: NaiveDate| {
+            while !first_of(g, x) {
+                x = x.pred_opt().unwrap();
+            }
+            x
+        };
+        for g in ["day", "week", "month", "quarter", "year"] {
+            for op in ["=", "<", "<=", ">", ">="] {
+                for d in days.iter().step_by(3) {
+                    let text = format!("{{{{ TimeDimension('metric_time', '{g}') }}}} {op} '{d}'");
+                    let filters = parse(&text, &r).unwrap();
+                    for t in &days {
+                        let tt = trunc(g, *t);
+                        let want = match op {
+                            "=" => tt == *d,
+                            "<" => tt < *d,
+                            "<=" => tt <= *d,
+                            ">" => tt > *d,
+                            _ => tt >= *d,
+                        };
+                        let got = filters.iter().all(|f| {
+                            let b = NaiveDate::parse_from_str(f["value"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+                            match f["op"].as_str().unwrap() {
+                                "gte" => *t >= b,
+                                _ => *t < b,
+                            }
+                        });
+                        assert_eq!(got, want, "{text} at {t}: {filters:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
