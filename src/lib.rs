@@ -47,6 +47,7 @@ pub mod catalog;
 pub mod dbt;
 pub mod envelope;
 pub mod ir;
+pub mod json;
 pub mod model;
 pub mod pii;
 pub mod provider;

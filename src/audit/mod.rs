@@ -221,7 +221,7 @@ fn tail_state(file: &mut File, dir: &Path) -> std::io::Result<(u64, String)> {
     file.read_to_end(&mut buf)?;
     let torn = buf.last() != Some(&b'\n');
     let whole_end = buf.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0);
-    let last_line = buf[..whole_end].split(|b| *b == b'\n').rfind(|l| !l.is_empty());
+    let last_line = buf.get(..whole_end).unwrap_or_default().split(|b| *b == b'\n').rfind(|l| !l.is_empty());
     let last: Option<Record> = last_line.and_then(|l| serde_json::from_slice(l).ok());
     if torn {
         let uncommitted = match (&head, &last) {

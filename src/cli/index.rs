@@ -145,14 +145,14 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, json_out: bool)
             Ok(mut manifest) => {
                 if let (Some(schema), Some(models)) = (schema, manifest.get_mut("semantic_models").and_then(|m| m.as_array_mut())) {
                     for sm in models {
-                        sm["node_relation"]["schema_name"] = json!(schema);
+                        crate::json::set_in(sm, "node_relation", "schema_name", json!(schema));
                     }
                 }
                 // The time spine is a relation of the same project.
                 let spines = manifest.get_mut("project_configuration").and_then(|c| c.get_mut("time_spines")).and_then(|t| t.as_array_mut());
                 if let (Some(schema), Some(spines)) = (schema, spines) {
                     for spine in spines {
-                        spine["node_relation"]["schema_name"] = json!(schema);
+                        crate::json::set_in(spine, "node_relation", "schema_name", json!(schema));
                     }
                 }
                 (path.to_path_buf(), crate::dbt::project::ProjectRead { manifest, dialect: None, source: None, notes: Vec::new() })

@@ -113,7 +113,8 @@ fn provenance(source: &str) -> String {
 struct Model<'a> {
     json: &'a Json,
     entity: String,
-    identity: Vec<String>,
+    /// The primary entity's column.
+    key: String,
     /// dbt dimension name → column.
     columns: BTreeMap<String, String>,
     agg_time_dimension: Option<String>,
@@ -175,7 +176,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
         let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
         primary_of.insert(entity.clone(), models.len());
-        models.push(Model { json: sm, entity, identity: vec![key], columns, agg_time_dimension });
+        models.push(Model { json: sm, entity, key, columns, agg_time_dimension });
     }
     // Entities and their joins.
     for m in &models {
@@ -199,7 +200,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                 continue;
             }
             let cardinality = if kind == "unique" { "one_to_one" } else { "many_to_one" };
-            let t = &models[target];
+            let Some(t) = models.get(target) else { continue };
             let join = format!("{}_{}", m.entity, t.entity);
             out.files.insert(
                 format!("joins/{join}.yaml"),
@@ -207,7 +208,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                     "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: {cardinality}\n{}",
                     m.entity,
                     t.entity,
-                    t.identity[0],
+                    t.key,
                     provenance(&origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]")))
                 ),
             );
@@ -222,7 +223,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{aliases}{}",
             m.entity,
             q(s(sm, "description").filter(|d| !d.trim().is_empty()).unwrap_or(&format!("dbt semantic model `{name}`"))),
-            m.identity[0],
+            m.key,
             provenance(&origin(sm, source_file, &format!("semantic_models[{name}]")))
         );
         out.files.insert(format!("entities/{}.yaml", m.entity), text);
@@ -241,7 +242,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
     }
     let by_name: BTreeMap<&str, &Json> = arr(manifest, "metrics").iter().filter_map(|x| s(x, "name").map(|n| (n, x))).collect();
-    let identities: BTreeMap<String, String> = models.iter().map(|m| (m.entity.clone(), format!("{}.{}", m.entity, m.identity[0]))).collect();
+    let identities: BTreeMap<String, String> = models.iter().map(|m| (m.entity.clone(), format!("{}.{}", m.entity, m.key))).collect();
     let names = Names { dbt: out.names.clone(), identities };
     let mut mapped: BTreeSet<String> = BTreeSet::new();
     // Simple metrics first, then ratios over them.
@@ -286,7 +287,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         let mut progress = false;
         let mut still = Vec::new();
         for name in pending {
-            let metric = by_name[name];
+            let Some(&metric) = by_name.get(name) else { continue };
             let result = if s(metric, "type") == Some("derived") {
                 derived_metric(name, metric, &mapped, source_file)
             } else {
@@ -308,9 +309,10 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
     }
     for name in pending {
-        let reason = match s(by_name[name], "type") == Some("derived") {
-            true => derived_metric(name, by_name[name], &mapped, source_file),
-            false => cumulative_metric(name, by_name[name], &mapped, out.time_spine.is_some(), source_file),
+        let Some(&metric) = by_name.get(name) else { continue };
+        let reason = match s(metric, "type") == Some("derived") {
+            true => derived_metric(name, metric, &mapped, source_file),
+            false => cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file),
         };
         if let Err(Pending::Waiting(reason) | Pending::Never(reason)) = reason {
             out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });

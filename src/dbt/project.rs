@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as Json};
 
 use super::{arr, s};
+use crate::json::set;
 use crate::model::yaml_documents_as_json;
 
 /// What the project directory gave.
@@ -352,10 +353,10 @@ fn legacy_semantic_model(sm: &Json, relations: &Relations, source: &str) -> (Jso
                 let mname = x.get("name").cloned().unwrap_or(Json::Null);
                 let mut metric = json!({"name": mname, "type": "simple", "type_params": {"measure": {"name": mname}}, "__source": source});
                 // dbt's own wording when the measure has none.
-                metric["description"] = match x.get("description").and_then(Json::as_str) {
+                set(&mut metric, "description", match x.get("description").and_then(Json::as_str) {
                     Some(d) => json!(d),
                     None => json!(format!("Metric created from measure {}", mname.as_str().unwrap_or("?"))),
-                };
+                });
                 created.push(metric);
             }
             Json::Object(x)
@@ -374,7 +375,7 @@ fn column_item(v: &Json, col: &str, default_type: &str) -> Json {
     };
     let mut item = json!({"name": name, "type": kind});
     if name != col {
-        item["expr"] = json!(col);
+        set(&mut item, "expr", json!(col));
     }
     item
 }
@@ -395,7 +396,7 @@ fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> 
         if let Some(d) = c.get("dimension") {
             let mut item = column_item(d, col, "categorical");
             if s(&item, "type") == Some("time") {
-                item["type_params"] = json!({"time_granularity": s(c, "granularity").unwrap_or("day")});
+                set(&mut item, "type_params", json!({"time_granularity": s(c, "granularity").unwrap_or("day")}));
             }
             dimensions.push(item);
         }
@@ -418,7 +419,7 @@ fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> 
         "__source": at(m),
     });
     if let Some(t) = &agg_time {
-        sm["defaults"] = json!({"agg_time_dimension": t});
+        set(&mut sm, "defaults", json!({"agg_time_dimension": t}));
     }
     let metrics = arr(m, "metrics")
         .iter()
@@ -426,29 +427,29 @@ fn latest_semantic_model(m: &Json, relations: &Relations, at: &dyn Fn(&Json) -> 
             let mut params = json!({"semantic_model": name, "agg": s(x, "agg").unwrap_or("")});
             let mut agg_params = json!({"use_discrete_percentile": s(x, "percentile_type") == Some("discrete")});
             if let Some(p) = x.get("percentile") {
-                agg_params["percentile"] = p.clone();
+                set(&mut agg_params, "percentile", p.clone());
             }
-            params["agg_params"] = agg_params;
+            set(&mut params, "agg_params", agg_params);
             if let Some(t) = s(x, "agg_time_dimension").map(str::to_string).or_else(|| agg_time.clone()) {
-                params["agg_time_dimension"] = json!(t);
+                set(&mut params, "agg_time_dimension", json!(t));
             }
             if let Some(na) = x.get("non_additive_dimension") {
-                params["non_additive_dimension"] = json!({
+                set(&mut params, "non_additive_dimension", json!({
                     "name": s(na, "name"),
                     "window_choice": s(na, "window_agg").or(s(na, "window_choice")),
                     "window_groupings": na.get("group_by").or(na.get("window_groupings")).cloned().unwrap_or(json!([])),
-                });
+                }));
             }
             let mut tp = json!({"expr": x.get("expr").map(text_of), "metric_aggregation_params": params});
             // dbt-core 1.12 keeps a model metric's `join_to_timespine` but
             // drops its `fill_nulls_with` (MetricFlow answers NULL); read as
             // dbt reads it, so the YAML and the manifest import alike.
             if let Some(v) = x.get("join_to_timespine") {
-                tp["join_to_timespine"] = v.clone();
+                set(&mut tp, "join_to_timespine", v.clone());
             }
             let mut metric = json!({"name": s(x, "name"), "type": "simple", "type_params": tp, "filter": filter(x.get("filter")), "__source": at(x)});
             if let Some(d) = x.get("description") {
-                metric["description"] = d.clone();
+                set(&mut metric, "description", d.clone());
             }
             metric
         })

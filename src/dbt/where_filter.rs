@@ -44,7 +44,8 @@ fn quoted_args(inner: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = inner;
     while let Some(i) = rest.find(['\'', '"']) {
-        let q = rest.as_bytes()[i] as char;
+        let Some(&q) = rest.as_bytes().get(i) else { break };
+        let q = q as char;
         let after = &rest[i + 1..];
         let Some(j) = after.find(q) else { break };
         out.push(after[..j].to_string());
@@ -105,13 +106,13 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, String> {
         } else if c.is_ascii_digit() || (c == '-' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             let start = i;
             i += 1;
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            while b.get(i).is_some_and(|x| x.is_ascii_digit() || *x == b'.') {
                 i += 1;
             }
             out.push((start, Tok::Num(text[start..i].to_string())));
         } else if c.is_ascii_alphabetic() {
             let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            while b.get(i).is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'_') {
                 i += 1;
             }
             out.push((start, Tok::Word(text[start..i].to_ascii_uppercase())));
@@ -244,8 +245,8 @@ pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>)
         };
         let mut push = |op: &str, value: Option<Json>| {
             let mut f = json!({"column": column, "op": op});
-            if let Some(v) = value {
-                f["value"] = v;
+            if let (Some(v), Some(o)) = (value, f.as_object_mut()) {
+                o.insert("value".into(), v);
             }
             out.push(f);
         };
@@ -352,7 +353,10 @@ pub fn resolver<'a>(names: &'a BTreeMap<String, String>, identities: &'a BTreeMa
         }
         // An entity path names the same column as its last link.
         let parts: Vec<&str> = name.split("__").collect();
-        let short = if parts.len() > 2 { parts[parts.len() - 2..].join("__") } else { name.to_string() };
+        let short = match parts.get(parts.len().saturating_sub(2)..) {
+            Some(last_two) if parts.len() > 2 => last_two.join("__"),
+            _ => name.to_string(),
+        };
         names.get(&short).cloned().ok_or_else(|| format!("unknown dimension `{name}`"))
     }
 }

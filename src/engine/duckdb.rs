@@ -211,6 +211,7 @@ impl super::Engine for DuckDbEngine {
             4,
         )?;
         for r in relations {
+            let r = super::cells::<4>(r);
             let (Some(schema), Some(name)) = (r[0].clone(), r[1].clone()) else { continue };
             let row_count = r[2].as_deref().and_then(|s| s.parse().ok());
             catalog.tables.insert(
@@ -225,6 +226,7 @@ impl super::Engine for DuckDbEngine {
             6,
         )?;
         for c in columns {
+            let c = super::cells::<6>(c);
             let key = format!("{}.{}", c[0].as_deref().unwrap_or(""), c[1].as_deref().unwrap_or(""));
             if let Some(t) = catalog.tables.get_mut(&key) {
                 t.columns.push(ColumnInfo {
@@ -247,6 +249,7 @@ impl super::Engine for DuckDbEngine {
             s.as_deref().unwrap_or("").split(',').filter(|x| !x.is_empty()).map(str::to_string).collect()
         };
         for k in constraints {
+            let k = super::cells::<6>(k);
             let schema = k[0].clone().unwrap_or_default();
             let key = format!("{schema}.{}", k[1].as_deref().unwrap_or(""));
             let Some(t) = catalog.tables.get_mut(&key) else { continue };

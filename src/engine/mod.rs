@@ -32,6 +32,13 @@ pub use self::postgres::{is_postgres_url, PostgresEngine};
 use crate::catalog::Catalog;
 use crate::sql::{CompiledSql, Dialect};
 
+/// A result row as exactly `N` cells (missing ones NULL), so the catalog
+/// queries read their columns by position without a way to panic.
+pub(crate) fn cells<const N: usize>(row: Vec<Option<String>>) -> [Option<String>; N] {
+    let mut it = row.into_iter();
+    std::array::from_fn(|_| it.next().flatten())
+}
+
 /// Limits every execution runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

@@ -208,6 +208,7 @@ impl super::Engine for MySqlEngine {
              ORDER BY 1, 2",
         )?;
         for r in relations {
+            let r = super::cells::<5>(r);
             let (Some(schema), Some(name)) = (r[0].clone(), r[1].clone()) else { continue };
             let is_view = r[4].as_deref() == Some("VIEW");
             let row_count = if is_view { None } else { r[2].as_deref().and_then(|s| s.parse().ok()) };
@@ -221,6 +222,7 @@ impl super::Engine for MySqlEngine {
              ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION",
         )?;
         for c in columns {
+            let c = super::cells::<6>(c);
             let key = format!("{}.{}", c[0].as_deref().unwrap_or(""), c[1].as_deref().unwrap_or(""));
             if let Some(t) = catalog.tables.get_mut(&key) {
                 let raw = c[3].clone().unwrap_or_default().to_ascii_lowercase();
@@ -244,6 +246,7 @@ impl super::Engine for MySqlEngine {
         )?;
         let mut last_fk: Option<(String, String)> = None;
         for k in keys {
+            let k = super::cells::<7>(k);
             let key = format!("{}.{}", k[0].as_deref().unwrap_or(""), k[1].as_deref().unwrap_or(""));
             let Some(t) = catalog.tables.get_mut(&key) else { continue };
             let constraint = k[2].clone().unwrap_or_default();

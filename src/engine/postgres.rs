@@ -187,6 +187,7 @@ impl super::Engine for PostgresEngine {
              WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND {USER_SCHEMAS} ORDER BY 1, 2"
         ))?;
         for r in relations {
+            let r = super::cells::<4>(r);
             let (Some(schema), Some(name)) = (r[0].clone(), r[1].clone()) else { continue };
             let row_count = r[2].as_deref().and_then(|s| s.parse().ok());
             catalog.tables.insert(
@@ -202,6 +203,7 @@ impl super::Engine for PostgresEngine {
              ORDER BY n.nspname, c.relname, a.attnum"
         ))?;
         for c in columns {
+            let c = super::cells::<6>(c);
             let key = format!("{}.{}", c[0].as_deref().unwrap_or(""), c[1].as_deref().unwrap_or(""));
             if let Some(t) = catalog.tables.get_mut(&key) {
                 t.columns.push(ColumnInfo {
@@ -228,6 +230,7 @@ impl super::Engine for PostgresEngine {
             s.as_deref().unwrap_or("").split(',').filter(|x| !x.is_empty()).map(str::to_string).collect()
         };
         for k in keys {
+            let k = super::cells::<7>(k);
             let key = format!("{}.{}", k[0].as_deref().unwrap_or(""), k[1].as_deref().unwrap_or(""));
             let Some(t) = catalog.tables.get_mut(&key) else { continue };
             match k[2].as_deref() {
@@ -455,7 +458,10 @@ fn encode_numeric(text: &str, out: &mut bytes::BytesMut) -> Result<IsNull, BoxEr
 /// Reads Postgres' binary NUMERIC as decimal text (`NaN`, `Infinity` too).
 fn decode_numeric(raw: &[u8]) -> Result<String, BoxError> {
     let word = |i: usize| -> Result<u16, BoxError> {
-        raw.get(i..i + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or_else(|| "short numeric".into())
+        match raw.get(i..i + 2) {
+            Some(&[hi, lo]) => Ok(u16::from_be_bytes([hi, lo])),
+            _ => Err("short numeric".into()),
+        }
     };
     let ndigits = word(0)? as usize;
     let weight = word(2)? as i16 as i64;
@@ -468,7 +474,7 @@ fn decode_numeric(raw: &[u8]) -> Result<String, BoxError> {
         _ => {}
     }
     let digits: Vec<u16> = (0..ndigits).map(|i| word(8 + 2 * i)).collect::<Result<_, _>>()?;
-    let digit = |i: i64| -> u16 { if i >= 0 && (i as usize) < digits.len() { digits[i as usize] } else { 0 } };
+    let digit = |i: i64| -> u16 { usize::try_from(i).ok().and_then(|i| digits.get(i)).copied().unwrap_or(0) };
     let mut s = String::new();
     if sign == 0x4000 {
         s.push('-');

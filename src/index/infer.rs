@@ -138,10 +138,10 @@ pub fn singular(table: &str) -> String {
 /// `homeDepartmentId` → `home_department`; `None` for other columns.
 pub fn key_stem(column: &str) -> Option<String> {
     let words = words(column);
-    if words.len() < 2 || words.last().map(String::as_str) != Some("id") {
-        return None;
+    match words.split_last() {
+        Some((last, stem)) if last == "id" && !stem.is_empty() => Some(stem.join("_")),
+        _ => None,
     }
-    Some(words[..words.len() - 1].join("_"))
 }
 
 
@@ -157,7 +157,7 @@ pub fn entity_names(catalog: &Catalog) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, t)| {
             let s = singular(&t.name);
-            let name = if count[&s] > 1 { format!("{}_{s}", singular(&t.schema)) } else { s };
+            let name = if count.get(&s).is_some_and(|n| *n > 1) { format!("{}_{s}", singular(&t.schema)) } else { s };
             (k.clone(), name)
         })
         .collect()
@@ -198,7 +198,7 @@ pub fn composite_candidates(t: &TableInfo) -> Vec<Vec<String>> {
         t.columns.iter().filter(never_null).filter(|c| TypeClass::of(&c.data_type).is_temporal()).map(|c| c.name.as_str()).collect();
     let key_and_time = keys.iter().flat_map(|k| times.iter().map(move |t| vec![k.to_string(), t.to_string()]));
     // Two keys: a junction table (account_tags: account_id, tag_id).
-    let two_keys = keys.iter().enumerate().flat_map(|(i, a)| keys[i + 1..].iter().map(move |b| vec![a.to_string(), b.to_string()]));
+    let two_keys = keys.iter().enumerate().flat_map(|(i, a)| keys.iter().skip(i + 1).map(move |b| vec![a.to_string(), b.to_string()]));
     key_and_time.chain(two_keys).take(8).collect()
 }
 
@@ -237,14 +237,14 @@ pub fn join_candidates(catalog: &Catalog, names: &BTreeMap<String, String>, iden
             let Some(stem) = key_stem(&c.name) else { continue };
             let parts: Vec<&str> = stem.split('_').collect();
             // The whole stem first, then shorter endings: home_department → department.
-            let target = (0..parts.len()).map(|i| parts[i..].join("_")).find_map(|cand| by_entity.get(cand.as_str()).copied());
+            let target = (0..parts.len()).filter_map(|i| parts.get(i..)).map(|p| p.join("_")).find_map(|cand| by_entity.get(cand.as_str()).copied());
             let Some(to) = target else { continue };
             if to == key {
                 continue;
             }
             let Some([to_col]) = identities.get(to).map(Vec::as_slice) else { continue };
             let from_class = TypeClass::of(&c.data_type);
-            let to_class = catalog.tables[to].columns.iter().find(|x| &x.name == to_col).map(|x| TypeClass::of(&x.data_type));
+            let to_class = catalog.tables.get(to).and_then(|t| t.columns.iter().find(|x| &x.name == to_col)).map(|x| TypeClass::of(&x.data_type));
             if to_class != Some(from_class) || !matches!(from_class, TypeClass::Integer | TypeClass::Text) {
                 continue;
             }
@@ -415,7 +415,7 @@ pub fn draft(
     }
     mark_bridges(&mut d, catalog);
     for e in &d.entities {
-        let t = &catalog.tables[&e.table_key];
+        let (Some(t), Some(first_key)) = (catalog.tables.get(&e.table_key), e.identity.first()) else { continue };
         let time = t
             .columns
             .iter()
@@ -427,7 +427,7 @@ pub fn draft(
             name: format!("{}_count", e.name),
             entity: e.name.clone(),
             agg: if e.identity.len() == 1 { "count_distinct" } else { "count" },
-            column: e.identity[0].clone(),
+            column: first_key.clone(),
             time_dimension: time_dimension.clone(),
             description: format!("Number of {} rows.", e.name),
             non_additive: None,
@@ -477,7 +477,7 @@ fn mark_bridges(d: &mut Draft, catalog: &Catalog) {
             continue;
         }
         let keys: BTreeSet<&str> = out.iter().flat_map(|j| j.on.iter().map(|(a, _)| a.as_str())).collect();
-        let t = &catalog.tables[&e.table_key];
+        let Some(t) = catalog.tables.get(&e.table_key) else { continue };
         let payload = t
             .columns
             .iter()
@@ -487,8 +487,9 @@ fn mark_bridges(d: &mut Draft, catalog: &Catalog) {
             continue;
         }
         let pair: Vec<&str> = targets.into_iter().collect();
-        e.description = format!("Bridge between `{}` and `{}` (many-to-many through this table), inferred by schemabrain index.", pair[0], pair[1]);
-        d.notes.push(format!("`{}` is a junction table: `{}` and `{}` are many-to-many through entity `{}`", e.table_key, pair[0], pair[1], e.name));
+        let [a, b] = pair.as_slice() else { continue };
+        e.description = format!("Bridge between `{a}` and `{b}` (many-to-many through this table), inferred by schemabrain index.");
+        d.notes.push(format!("`{}` is a junction table: `{a}` and `{b}` are many-to-many through entity `{}`", e.table_key, e.name));
     }
 }
 

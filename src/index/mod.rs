@@ -54,7 +54,7 @@ pub fn run(
     let samples = profile_tables(engine, &mut catalog, limits, progress)?;
     let names = infer::entity_names(&catalog);
     let mut identities: BTreeMap<String, (Vec<String>, &'static str, String)> =
-        catalog.tables.iter().filter_map(|(k, t)| infer::identity(t, &names[k]).map(|id| (k.clone(), id))).collect();
+        catalog.tables.iter().filter_map(|(k, t)| infer::identity(t, names.get(k)?).map(|id| (k.clone(), id))).collect();
     for (k, t) in &catalog.tables {
         let Some(rows) = t.row_count.filter(|n| *n > 0 && !identities.contains_key(k)) else { continue };
         for cols in infer::composite_candidates(t) {
@@ -68,15 +68,18 @@ pub fn run(
     let identity_columns: BTreeMap<String, Vec<String>> = identities.iter().map(|(k, (cols, _, _))| (k.clone(), cols.clone())).collect();
     let candidates = infer::join_candidates(&catalog, &names, &identity_columns);
     progress(Progress { done: total, total, what: &format!("checking {} joins", candidates.len()) });
-    let checks: Vec<profile::InclusionCheck<'_>> = candidates
+    let (candidates, checks): (Vec<&infer::JoinCandidate>, Vec<profile::InclusionCheck<'_>>) = candidates
         .iter()
-        .map(|c| profile::InclusionCheck {
-            from: &catalog.tables[&c.from_table],
-            from_cols: &c.from_columns,
-            to: &catalog.tables[&c.to_table],
-            to_cols: &c.to_columns,
+        .filter_map(|c| {
+            let check = profile::InclusionCheck {
+                from: catalog.tables.get(&c.from_table)?,
+                from_cols: &c.from_columns,
+                to: catalog.tables.get(&c.to_table)?,
+                to_cols: &c.to_columns,
+            };
+            Some((c, check))
         })
-        .collect();
+        .unzip();
     // Checks in batches (one statement each), the batches side by side.
     let batches: Vec<&[profile::InclusionCheck<'_>]> = checks.chunks(profile::CHECKS_PER_QUERY).collect();
     let mut orphans = vec![None; checks.len()];
@@ -91,12 +94,12 @@ pub fn run(
     for (c, orphans) in candidates.iter().zip(orphans) {
         // A comparison the engine refused is no join.
         let Some(orphans) = orphans else { continue };
-        let from = &catalog.tables[&c.from_table];
+        let Some(from) = catalog.tables.get(&c.from_table) else { continue };
         let source_unique = match c.from_columns.as_slice() {
             [one] => from.columns.iter().find(|x| &x.name == one).and_then(|x| x.stats.as_ref()).is_some_and(|s| s.non_null_count > 0 && s.distinct_count == s.non_null_count),
             _ => false,
         };
-        verified.push((c.clone(), infer::JoinEvidence { orphans, source_unique }));
+        verified.push(((*c).clone(), infer::JoinEvidence { orphans, source_unique }));
     }
     progress(Progress { done: total, total, what: "done" });
     let draft = infer::draft(&catalog, &names, &identities, &verified, &samples, current_year);

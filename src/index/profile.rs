@@ -206,20 +206,22 @@ pub fn orphans(engine: &dyn Engine, checks: &[InclusionCheck<'_>], limits: Limit
         match run(engine, sql, chunk.len(), limits) {
             Ok(rows) => {
                 for r in rows {
-                    let k = count(r.first()) as usize;
-                    if k < out.len() {
-                        out[k] = Some(count(r.get(1)));
+                    if let Some(slot) = out.get_mut(count(r.first()) as usize) {
+                        *slot = Some(count(r.get(1)));
                     }
                 }
             }
             // One comparison the engine refuses fails the batch: check each alone.
             Err(EngineError::Query(_)) => {
                 for (i, c) in chunk.iter().enumerate() {
-                    out[base + i] = match run(engine, one(base + i, c), 1, limits) {
+                    let found = match run(engine, one(base + i, c), 1, limits) {
                         Ok(rows) => Some(count(rows.first().and_then(|r| r.get(1)))),
                         Err(EngineError::Query(_)) => None,
                         Err(e) => return Err(e),
                     };
+                    if let Some(slot) = out.get_mut(base + i) {
+                        *slot = found;
+                    }
                 }
             }
             Err(e) => return Err(e),

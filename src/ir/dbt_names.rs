@@ -71,17 +71,20 @@ fn column_of(model: &SemanticModel, name: &str, grain: Option<String>) -> (Strin
     let parts: Vec<&str> = name.split("__").collect();
     if parts.len() == 1 {
         // An entity alone means its identity.
-        if let Some(e) = model.entity(name).filter(|e| e.identity.len() == 1) {
-            return (format!("{}.{}", e.name, e.identity[0]), grain);
+        if let Some((e, [id])) = model.entity(name).map(|e| (e, e.identity.as_slice())) {
+            return (format!("{}.{id}", e.name), grain);
         }
         return (name.to_string(), grain);
     }
-    let (parts, grain) = match parts.last().and_then(|g| Grain::parse(g)) {
-        Some(_) if parts.len() >= 3 => (&parts[..parts.len() - 1], parts.last().map(|g| g.to_string())),
-        _ => (&parts[..], grain),
+    let (parts, grain) = match (parts.split_last(), parts.last().and_then(|g| Grain::parse(g))) {
+        (Some((g, rest)), Some(_)) if parts.len() >= 3 => (rest, Some(g.to_string())),
+        _ => (parts.as_slice(), grain),
     };
-    let n = parts.len();
-    (format!("{}.{}", parts[n - 2], parts[n - 1]), grain)
+    // The last two links: the entity and its column (more than one `__` is an entity path).
+    match parts {
+        [.., entity, column] => (format!("{entity}.{column}"), grain),
+        _ => (name.to_string(), grain),
+    }
 }
 
 /// The request with MetricFlow's names rewritten to ours.
@@ -180,8 +183,10 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
             if kind == "Entity" {
                 return model
                     .entity(name)
-                    .filter(|e| e.identity.len() == 1)
-                    .map(|e| format!("{}.{}", e.name, e.identity[0]))
+                    .and_then(|e| match e.identity.as_slice() {
+                        [id] => Some(format!("{}.{id}", e.name)),
+                        _ => None,
+                    })
                     .ok_or_else(|| format!("unknown entity `{name}`"));
             }
             let (column, _) = column_of(model, name, None);

@@ -101,19 +101,18 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
     let mut out = Vec::new();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let (offset, c) = chars[i];
+    while let Some(&(offset, c)) = chars.get(i) {
         if c.is_whitespace() {
             i += 1;
             continue;
         }
         let start = i;
         if c.is_ascii_alphabetic() || c == '_' {
-            while i < chars.len() && (chars[i].1.is_ascii_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '$') {
+            while chars.get(i).is_some_and(|(_, c)| c.is_ascii_alphanumeric() || *c == '_' || *c == '$') {
                 i += 1;
             }
         } else if c.is_ascii_digit() || c == '.' {
-            while i < chars.len() && (chars[i].1.is_ascii_digit() || chars[i].1 == '.') {
+            while chars.get(i).is_some_and(|(_, c)| c.is_ascii_digit() || *c == '.') {
                 i += 1;
             }
         } else if "+-*/()".contains(c) {
@@ -121,7 +120,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
         } else {
             return Err(format!("`{c}` at offset {offset} is not allowed; use columns, numbers, + - * / and parentheses"));
         }
-        out.push(Token { text: chars[start..i].iter().map(|(_, c)| c).collect(), offset });
+        out.push(Token { text: chars.get(start..i).unwrap_or_default().iter().map(|(_, c)| c).collect(), offset });
     }
     Ok(out)
 }

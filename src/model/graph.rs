@@ -140,6 +140,9 @@ impl JoinGraph {
 
     /// Every shortest entity path from `from` to `to` of at most `MAX_HOPS`
     /// hops (parallel joins collapsed), each as the list of entities walked.
+    // `dist`, `preds` and `neighbours` hold one entry per node of the graph
+    // and are indexed only by its own `NodeIndex`es.
+    #[allow(clippy::indexing_slicing)]
     pub fn shortest_paths(&self, from: &str, to: &str) -> Vec<Vec<&str>> {
         let (Some(&start), Some(&goal)) = (self.nodes.get(from), self.nodes.get(to)) else {
             return Vec::new();
@@ -178,6 +181,7 @@ impl JoinGraph {
         out
     }
 
+    #[allow(clippy::indexing_slicing)] // `preds` has one entry per node (see shortest_paths)
     fn unwind<'g>(&'g self, preds: &[Vec<NodeIndex>], start: NodeIndex, stack: &mut Vec<NodeIndex>, out: &mut Vec<Vec<&'g str>>) {
         if out.len() >= MAX_PATHS {
             return;
@@ -205,11 +209,11 @@ impl JoinGraph {
         let mut order = Vec::new();
         let mut queue = VecDeque::from([start]);
         while let Some(n) = queue.pop_front() {
-            let path = seen[&n].clone();
+            let Some(path) = seen.get(&n).cloned() else { continue };
             if path.len() > MAX_HOPS {
                 continue;
             }
-            for &m in &self.neighbours[n.index()] {
+            for &m in self.neighbours.get(n.index()).into_iter().flatten() {
                 if seen.contains_key(&m) {
                     continue;
                 }

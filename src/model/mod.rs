@@ -625,6 +625,8 @@ impl Aggregation {
         }
     }
 
+    // `ALL` names every variant in declaration order: the index is in bounds.
+    #[allow(clippy::indexing_slicing)]
     pub fn as_str(self) -> &'static str {
         Aggregation::ALL[self as usize]
     }
@@ -729,6 +731,8 @@ impl FilterOp {
         })
     }
 
+    // `ALL` names every variant in declaration order: the index is in bounds.
+    #[allow(clippy::indexing_slicing)]
     pub fn as_str(self) -> &'static str {
         FilterOp::ALL[self as usize]
     }

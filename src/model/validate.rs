@@ -151,8 +151,8 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
             }
         }
     }
-    if let Some(spec) = &d.conversion {
-        for (input, cols, side) in [(&d.inputs[0], &spec.base_key, "base"), (&d.inputs[1], &spec.conversion_key, "conversion")] {
+    if let (Some(spec), [base, conversion]) = (&d.conversion, d.inputs.as_slice()) {
+        for (input, cols, side) in [(base, &spec.base_key, "base"), (conversion, &spec.conversion_key, "conversion")] {
             if let Some(m) = cx.model.metrics.get(&input.metric) {
                 for c in cols {
                     check_column(cx, &m.entity, c, at, &format!("entity.{side}"), diags);
@@ -184,14 +184,14 @@ fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
                     format!("the time dimension `{td}` must be a column of the anchor entity `{}`", m.entity),
                 )
                 .suggest(
-                    cx.model.entities[&m.entity]
-                        .column(&td.column)
+                    cx.model.entities.get(&m.entity)
+                        .and_then(|e| e.column(&td.column))
                         .map(|_| vec![format!("{}.{}", m.entity, td.column)])
                         .unwrap_or_default(),
                 ),
             );
         } else if check_column(cx, &td.entity, &td.column, at, "time_dimension", diags) {
-            let col = cx.model.entities[&td.entity].column(&td.column);
+            let col = cx.model.entities.get(&td.entity).and_then(|e| e.column(&td.column));
             let class = col.map(Column::type_class);
             if class.is_some_and(|c| c != TypeClass::Unknown && !c.is_temporal()) {
                 let type_name = col.and_then(|c| c.data_type.clone()).unwrap_or_default();

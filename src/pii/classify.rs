@@ -177,7 +177,7 @@ fn only_non_physical_addresses(w: &[String]) -> bool {
     let Some(location) = RULES.iter().find(|r| r.category == "location") else { return false };
     let other_hit = location.any_of.iter().filter(|seq| **seq != ["address"]).any(|seq| contains_seq(w, seq));
     let addresses: Vec<usize> = w.iter().enumerate().filter(|(_, x)| *x == "address").map(|(i, _)| i).collect();
-    !other_hit && !addresses.is_empty() && addresses.iter().all(|&i| i > 0 && NOT_A_PLACE.contains(&w[i - 1].as_str()))
+    !other_hit && !addresses.is_empty() && addresses.iter().all(|&i| i.checked_sub(1).and_then(|p| w.get(p)).is_some_and(|x| NOT_A_PLACE.contains(&x.as_str())))
 }
 
 /// Last words that make a name describe a field rather than hold it.

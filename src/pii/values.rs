@@ -78,7 +78,7 @@ fn is_card_number(s: &str) -> bool {
         return false;
     }
     let d = digits(s);
-    if !(13..=19).contains(&d.len()) || d.iter().all(|x| *x == d[0]) {
+    if !(13..=19).contains(&d.len()) || d.windows(2).all(|w| w.first() == w.last()) {
         return false;
     }
     let sum: u32 = d
@@ -93,13 +93,8 @@ fn is_card_number(s: &str) -> bool {
 fn is_iban(s: &str) -> bool {
     let compact: String = s.chars().filter(|c| *c != ' ').collect::<String>().to_ascii_uppercase();
     let b = compact.as_bytes();
-    if !(15..=34).contains(&b.len())
-        || !b[0].is_ascii_alphabetic()
-        || !b[1].is_ascii_alphabetic()
-        || !b[2].is_ascii_digit()
-        || !b[3].is_ascii_digit()
-        || !b.iter().all(u8::is_ascii_alphanumeric)
-    {
+    let starts_like_iban = matches!(b, [c0, c1, d0, d1, ..] if c0.is_ascii_alphabetic() && c1.is_ascii_alphabetic() && d0.is_ascii_digit() && d1.is_ascii_digit());
+    if !(15..=34).contains(&b.len()) || !starts_like_iban || !b.iter().all(u8::is_ascii_alphanumeric) {
         return false;
     }
     let rearranged = compact[4..].chars().chain(compact[..4].chars());
@@ -113,12 +108,12 @@ fn is_iban(s: &str) -> bool {
 
 fn is_ssn(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
-    parts.len() == 3
-        && [3, 2, 4].iter().zip(&parts).all(|(n, p)| p.len() == *n && p.bytes().all(|b| b.is_ascii_digit()))
-        && parts[0] != "000"
-        && parts[0] != "666"
-        && parts[1] != "00"
-        && parts[2] != "0000"
+    let [area, group, serial] = parts.as_slice() else { return false };
+    [3, 2, 4].iter().zip(&parts).all(|(n, p)| p.len() == *n && p.bytes().all(|b| b.is_ascii_digit()))
+        && *area != "000"
+        && *area != "666"
+        && *group != "00"
+        && *serial != "0000"
 }
 
 fn is_email(s: &str) -> bool {
@@ -156,7 +151,7 @@ fn is_phone(s: &str) -> bool {
 
 fn is_iso_date(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() >= 10 && b[4] == b'-' && b[7] == b'-' && b[..4].iter().all(u8::is_ascii_digit)
+    matches!(b, [y0, y1, y2, y3, b'-', _, _, b'-', _, _, ..] if [y0, y1, y2, y3].iter().all(|d| d.is_ascii_digit()))
 }
 
 #[cfg(test)]

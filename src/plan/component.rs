@@ -279,9 +279,8 @@ fn place_filters<'q>(
     for f in &q.filters {
         let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
         let split = steps.iter().position(|s| s.cardinality.fans_out() && !tree.contains(&s.to)).unwrap_or(steps.len());
-        let beyond = steps[split..].to_vec();
         let mut joined = steps;
-        joined.truncate(split);
+        let beyond = joined.split_off(split.min(joined.len()));
         tree.add(joined, &f.column.entity)?;
         let Some(first) = beyond.first() else {
             filters.push(PlannedFilter::on(&f.column.entity, f));
@@ -295,8 +294,10 @@ fn place_filters<'q>(
                 semi.len() - 1
             }
         };
-        semi[i].0.add(&beyond)?;
-        semi[i].1.push((f, f.column.entity.clone()));
+        if let Some((builder, fs)) = semi.get_mut(i) {
+            builder.add(&beyond)?;
+            fs.push((f, f.column.entity.clone()));
+        }
     }
     Ok((filters, semi))
 }

@@ -416,9 +416,9 @@ fn combine(components: &[ComponentPlan], outputs: &[OutputMetric]) -> Combine {
     }
     // Moved components (offsets) fill in values for the buckets of the
     // others; when all are moved, their own buckets are the keys.
-    let anchoring: Vec<usize> = (0..components.len()).filter(|&i| components[i].transform.anchors_keys()).collect();
+    let anchoring: Vec<usize> = components.iter().enumerate().filter(|(_, c)| c.transform.anchors_keys()).map(|(i, _)| i).collect();
     let key_sources = if anchoring.is_empty() {
-        (0..components.len()).filter(|&i| matches!(components[i].transform, Transform::Offset(_))).collect()
+        components.iter().enumerate().filter(|(_, c)| matches!(c.transform, Transform::Offset(_))).map(|(i, _)| i).collect()
     } else {
         anchoring
     };

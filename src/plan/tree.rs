@@ -47,13 +47,14 @@ impl JoinTree {
             return Err(Issue::Unreachable { anchor: self.anchor.clone(), target: target.to_string() });
         }
         let path = choose_path(graph, &self.anchor, target, paths, via)?;
-        path.windows(2)
-            .map(|pair| {
-                let hop = choose_join(graph, pair[0], pair[1], via)?;
+        path.iter()
+            .zip(path.iter().skip(1))
+            .map(|(&from, &to)| {
+                let hop = choose_join(graph, from, to, via)?;
                 Ok(TreeStep {
                     join: hop.join.name.clone(),
-                    from: pair[0].to_string(),
-                    to: pair[1].to_string(),
+                    from: from.to_string(),
+                    to: to.to_string(),
                     on: hop.on_pairs().into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
                     cardinality: hop.cardinality(),
                     declared: hop.join.cardinality.is_some(),
@@ -66,8 +67,7 @@ impl JoinTree {
     /// joined by another route is an ambiguity (one alias per entity).
     pub fn add(&mut self, steps: Vec<TreeStep>, target: &str) -> Result<(), Issue> {
         for step in steps {
-            if let Some(&i) = self.reached.get(&step.to) {
-                let known = &self.steps[i];
+            if let Some(known) = self.reached.get(&step.to).and_then(|&i| self.steps.get(i)) {
                 if known.join != step.join || known.from != step.from {
                     return Err(Issue::AmbiguousPath {
                         anchor: self.anchor.clone(),
@@ -116,9 +116,7 @@ impl SemiJoinBuilder {
 /// The join names of a path, taking the alphabetically first join on hops
 /// with parallel joins (how paths are shown to the agent).
 fn path_join_names(graph: &JoinGraph, path: &[&str]) -> Vec<String> {
-    path.windows(2)
-        .filter_map(|p| graph.hops_between(p[0], p[1]).first().map(|h| h.join.name.clone()))
-        .collect()
+    path.iter().zip(path.iter().skip(1)).filter_map(|(a, b)| graph.hops_between(a, b).first().map(|h| h.join.name.clone())).collect()
 }
 
 fn choose_path<'g>(
@@ -133,9 +131,7 @@ fn choose_path<'g>(
     }
     // Prefer the paths that use the most `via` joins; a unique winner is chosen.
     let score = |p: &Vec<&str>| {
-        p.windows(2)
-            .map(|w| graph.hops_between(w[0], w[1]).iter().filter(|h| via.contains(&h.join.name)).count())
-            .sum::<usize>()
+        p.iter().zip(p.iter().skip(1)).map(|(a, b)| graph.hops_between(a, b).iter().filter(|h| via.contains(&h.join.name)).count()).sum::<usize>()
     };
     let best = paths.iter().map(score).max().unwrap_or(0);
     let winners: Vec<&Vec<&str>> = paths.iter().filter(|p| score(p) == best).collect();

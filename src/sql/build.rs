@@ -26,7 +26,7 @@ struct Templates {
 }
 
 // Parses our own constant SQL, never input; every golden test runs it.
-#[allow(clippy::expect_used)]
+#[allow(clippy::expect_used, clippy::indexing_slicing)]
 fn templates() -> &'static Templates {
     static T: OnceLock<Templates> = OnceLock::new();
     T.get_or_init(|| {
@@ -258,7 +258,7 @@ pub struct Cte {
 pub fn with_recursive_ctes(ctes: Vec<Cte>, recursive: bool, quote: char, mut outer: Query) -> Query {
     let mut with = templates().with.clone();
     with.recursive = recursive;
-    let template = with.cte_tables[0].clone();
+    let Some(template) = with.cte_tables.first().cloned() else { unreachable!("the template has one CTE") };
     with.cte_tables = ctes
         .into_iter()
         .map(|c| {

@@ -67,18 +67,20 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "origin": d.origin.as_str(),
             });
             if let Some(w) = d.cumulative {
-                item["window"] = match w {
+                let window = match w {
                     CumulativeWindow::AllTime => json!("all_time"),
                     CumulativeWindow::Rolling(i) => json!(i.to_string()),
                     CumulativeWindow::GrainToDate(g) => json!(format!("{}_to_date", g.as_str())),
                 };
+                crate::json::set(&mut item, "window", window);
             }
             if let Some(c) = &d.conversion {
-                item["conversion"] = json!({
+                let conversion = json!({
                     "entity": {"base": c.base_key, "conversion": c.conversion_key},
                     "window": c.window.map(|w| w.to_string()),
                     "calculation": if c.calculation == crate::model::ConversionCalculation::ConversionRate { "conversion_rate" } else { "conversions" },
                 });
+                crate::json::set(&mut item, "conversion", conversion);
             }
             item
         }))
@@ -230,18 +232,19 @@ pub fn resolve_join(project: &Project, args: &ResolveJoinArgs) -> Envelope {
         .filter(|j| (&j.source_entity == a && &j.target_entity == b) || (&j.source_entity == b && &j.target_entity == a))
         .collect();
     let names: Vec<String> = between.iter().map(|j| j.name.clone()).collect();
-    let chosen = match (&args.name, between.len()) {
-        (_, 0) => {
+    let first_name = names.first().cloned().unwrap_or_default();
+    let chosen = match (&args.name, between.as_slice()) {
+        (_, []) => {
             return Envelope::error(ToolError::new(FailureKind::NoCanonicalJoin,
                 format!("No canonical join connects `{a}` and `{b}` directly; describe_entity of `{a}` lists what it reaches and how far."),
                 call("describe_entity", json!({"name": a})),
             ))
         }
-        (None, 1) => between[0],
+        (None, [only]) => *only,
         (None, _) => {
             return Envelope::error(ToolError::new(FailureKind::AmbiguousJoin,
                 format!("`{a}` and `{b}` are joined in {} ways: {}; pass name.", names.len(), names.join(", ")),
-                call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+                call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": first_name})).with_fuzzy_matches(names),
             ))
         }
         (Some(n), _) => match between.iter().find(|j| &j.name == n) {
@@ -249,19 +252,20 @@ pub fn resolve_join(project: &Project, args: &ResolveJoinArgs) -> Envelope {
             None if model.join(n).is_some() => {
                 return Envelope::error(ToolError::new(FailureKind::JoinNameMismatch,
                     format!("Join `{n}` does not connect `{a}` and `{b}`; joins between them: {}.", names.join(", ")),
-                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": first_name})).with_fuzzy_matches(names),
                 ))
             }
             None => {
                 return Envelope::error(ToolError::new(FailureKind::UnknownJoinName,
                     format!("`{}` is not a join; joins between `{a}` and `{b}`: {}.", crate::ir::echo_name(n), names.join(", ")),
-                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": names[0]})).with_fuzzy_matches(names),
+                    call("resolve_join", json!({"entity_a": a, "entity_b": b, "name": first_name})).with_fuzzy_matches(names),
                 ))
             }
         },
     };
-    let src = &model.entities[&chosen.source_entity];
-    let tgt = &model.entities[&chosen.target_entity];
+    let (Some(src), Some(tgt)) = (model.entities.get(&chosen.source_entity), model.entities.get(&chosen.target_entity)) else {
+        return Envelope::error(ToolError::new(FailureKind::InternalError, format!("join `{}` names an entity the model lacks", chosen.name), Recovery::none()));
+    };
     let on: Vec<String> = chosen
         .on
         .iter()

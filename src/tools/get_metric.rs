@@ -359,7 +359,7 @@ fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, 
     let has_more = end < total;
     let mut info = json!({"offset": offset, "page_size": size, "has_more": has_more});
     if has_more {
-        info["page_token"] = json!(p.pager.issue(&statement, p.client, end as u64));
+        crate::json::set(&mut info, "page_token", json!(p.pager.issue(&statement, p.client, end as u64)));
     }
     Ok((rs, info))
 }

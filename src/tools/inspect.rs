@@ -319,11 +319,11 @@ fn stats(ctx: &ProviderContext<'_>, t: &Table<'_>) -> Result<(u64, Vec<Json>), T
             "distinct_count": distinct,
         });
         if !c.pii() && ordered_type(&c.info.data_type) {
-            item["min"] = values.next().unwrap_or(Json::Null);
-            item["max"] = values.next().unwrap_or(Json::Null);
+            crate::json::set(&mut item, "min", values.next().unwrap_or(Json::Null));
+            crate::json::set(&mut item, "max", values.next().unwrap_or(Json::Null));
         }
         if c.pii() {
-            item["pii_categories"] = json!(c.decision.shown_categories());
+            crate::json::set(&mut item, "pii_categories", json!(c.decision.shown_categories()));
         }
         out.push(item);
     }

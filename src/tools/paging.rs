@@ -83,7 +83,7 @@ impl Pager {
         h.update(dialect.as_bytes());
         h.update([0]);
         h.update(sql.as_bytes());
-        hex(&h.finalize()[..16])
+        hex(h.finalize().get(..16).unwrap_or_default())
     }
 
     fn mac(&self, payload: &[u8]) -> Vec<u8> {

@@ -73,9 +73,9 @@ fn find_tables(query: &str) -> Recovery {
 }
 
 /// Parses `schema.table` (parts = 2) or `schema.table.column` (parts = 3).
-fn split_name(name: &str, parts: usize, example: &str) -> Result<Vec<String>, ToolError> {
+fn split_name<const N: usize>(name: &str, example: &str) -> Result<[String; N], ToolError> {
     let v: Vec<&str> = name.split('.').collect();
-    if v.len() != parts || !v.iter().all(|p| is_identifier(p)) {
+    if v.len() != N || !v.iter().all(|p| is_identifier(p)) {
         let last = v.last().copied().unwrap_or(name);
         let query = if is_identifier(last) { last.to_string() } else { crate::ir::echo_name(name) };
         return Err(ToolError::new(
@@ -84,17 +84,14 @@ fn split_name(name: &str, parts: usize, example: &str) -> Result<Vec<String>, To
             find_tables(&query),
         ));
     }
-    Ok(v.into_iter().map(str::to_string).collect())
+    Ok(std::array::from_fn(|i| v.get(i).map(|p| p.to_string()).unwrap_or_default()))
 }
 
 /// The catalog table `schema.table` names, or the error describe_table gives.
 pub(super) fn table_arg<'p>(project: &'p Project, qualified_name: &str) -> Result<&'p TableInfo, ToolError> {
     let catalog = catalog_of(project)?;
-    let parts = split_name(qualified_name, 2, "`schema.table`, e.g. main.orders")?;
-    match parts.as_slice() {
-        [schema, table] => table_or_error(catalog, schema, table),
-        _ => Err(ToolError::new(FailureKind::MalformedName, "expected `schema.table`", Recovery::none())),
-    }
+    let [schema, table] = split_name::<2>(qualified_name, "`schema.table`, e.g. main.orders")?;
+    table_or_error(catalog, &schema, &table)
 }
 
 fn table_or_error<'c>(catalog: &'c Catalog, schema: &str, table: &str) -> Result<&'c TableInfo, ToolError> {
@@ -156,7 +153,7 @@ pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
-    let parts = match split_name(qualified_name, 2, "`schema.table`, e.g. main.orders") {
+    let parts = match split_name::<2>(qualified_name, "`schema.table`, e.g. main.orders") {
         Ok(p) => p,
         Err(e) => return Envelope::error(e),
     };
@@ -169,10 +166,10 @@ pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
     let columns: Vec<Json> = t
         .columns
         .iter()
-        .map(|c| {
-            let v = &views[&c.name];
+        .filter_map(|c| {
+            let v = views.get(&c.name)?;
             let description = if v.redacted { None } else { c.comment.clone().or_else(|| describe_column_text(model, t, &c.name)) };
-            json!({
+            Some(json!({
                 "name": v.shown_name,
                 "data_type": c.data_type,
                 "nullable": c.nullable,
@@ -180,7 +177,7 @@ pub fn describe_table(project: &Project, qualified_name: &str) -> Envelope {
                 "description": description,
                 "redacted": v.redacted,
                 "pii_categories": v.categories,
-            })
+            }))
         })
         .collect();
     let fks: Vec<Json> = t
@@ -213,7 +210,7 @@ pub fn describe_column(project: &Project, qualified_name: &str) -> Envelope {
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
-    let parts = match split_name(qualified_name, 3, "`schema.table.column`, e.g. main.orders.amount") {
+    let parts = match split_name::<3>(qualified_name, "`schema.table.column`, e.g. main.orders.amount") {
         Ok(p) => p,
         Err(e) => return Envelope::error(e),
     };
@@ -226,14 +223,16 @@ pub fn describe_column(project: &Project, qualified_name: &str) -> Envelope {
     let views = column_views(model, t);
     let Some(c) = t.columns.iter().find(|c| c.name == parts[2]) else {
         // Catastrophic columns are never offered as fuzzy matches.
-        let names = t.columns.iter().filter(|c| !views[&c.name].catastrophic).map(|c| c.name.as_str());
+        let names = t.columns.iter().filter(|c| !views.get(&c.name).is_some_and(|v| v.catastrophic)).map(|c| c.name.as_str());
         return Envelope::error(ToolError::new(
             FailureKind::UnknownName,
             format!("Table `{table_name}` has no column `{}`; describe_table lists its columns.", parts[2]),
             Recovery::call("describe_table", json!({"qualified_name": table_name})).with_fuzzy_matches(close_matches(&parts[2], names)),
         ));
     };
-    let v = &views[&c.name];
+    let Some(v) = views.get(&c.name) else {
+        return Envelope::error(ToolError::new(FailureKind::InternalError, format!("no PII decision for column `{}`", c.name), Recovery::none()));
+    };
     let outgoing: Vec<Json> = t
         .foreign_keys
         .iter()
@@ -342,7 +341,7 @@ pub fn suggest_joins(project: &Project, args: &SuggestJoinsArgs) -> Envelope {
         ));
     }
     for name in &args.tables {
-        let parts = match split_name(name, 2, "`schema.table`, e.g. main.orders") {
+        let parts = match split_name::<2>(name, "`schema.table`, e.g. main.orders") {
             Ok(p) => p,
             Err(e) => return Envelope::error(e),
         };
@@ -356,7 +355,7 @@ pub fn suggest_joins(project: &Project, args: &SuggestJoinsArgs) -> Envelope {
     let uniq: BTreeSet<&String> = args.tables.iter().collect();
     let uniq: Vec<&String> = uniq.into_iter().collect();
     for (i, a) in uniq.iter().enumerate() {
-        for b in &uniq[i + 1..] {
+        for b in uniq.iter().skip(i + 1) {
             match shortest(&all, a, b, args.max_hops as usize) {
                 Some(hops) => paths.push(json!({
                     "start": a, "end": b, "hops": hops.len(),
@@ -386,7 +385,7 @@ fn shortest<'e>(edges: &'e [Edge], a: &str, b: &str, max_hops: usize) -> Option<
         if n == b {
             break;
         }
-        let d = depth[&n];
+        let Some(&d) = depth.get(&n) else { continue };
         if d >= max_hops {
             continue;
         }
@@ -419,7 +418,7 @@ pub fn get_example_queries(project: &Project, qualified_name: &str) -> Envelope 
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
-    let parts = match split_name(qualified_name, 2, "`schema.table`, e.g. main.orders") {
+    let parts = match split_name::<2>(qualified_name, "`schema.table`, e.g. main.orders") {
         Ok(p) => p,
         Err(e) => return Envelope::error(e),
     };
@@ -482,16 +481,16 @@ fn example_calls(project: &Project, schema: &str, table: &str) -> Vec<Json> {
             let mut args = json!({"name": m.name, "limit": 10});
             let mut question = m.name.clone();
             if let Some(c) = &column {
-                args["group_by"] = json!([c]);
-                args["order_by"] = json!([{"column": m.name, "direction": "desc"}]);
+                crate::json::set(&mut args, "group_by", json!([c]));
+                crate::json::set(&mut args, "order_by", json!([{"column": m.name, "direction": "desc"}]));
                 question.push_str(&format!(" by {c}"));
             }
             if let Some(g) = grain {
-                args["time_grain"] = json!(g);
+                crate::json::set(&mut args, "time_grain", json!(g));
                 question.push_str(&format!(" per {g}"));
             }
             let mut dry = args.clone();
-            dry["dry_run"] = true.into();
+            crate::json::set(&mut dry, "dry_run", true.into());
             if super::call(project, "get_metric", &dry, super::Execution::DryRun).tool_error().is_none() {
                 out.push(json!({"question": question, "tool": "get_metric", "arguments": args}));
                 break;

@@ -214,7 +214,8 @@ fn rank(docs: &[Doc], query: &[(String, f64)]) -> Vec<(usize, f64, Vec<String>)>
             out.push((i, score, matched));
         }
     }
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| docs[a.0].key.cmp(&docs[b.0].key)));
+    let key = |i: usize| docs.get(i).map(|d| d.key.as_str());
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(&key(b.0))));
     out
 }
 
@@ -334,7 +335,7 @@ fn search(tool: &str, docs: &[Doc], args: &SearchArgs, hit: impl Fn(&Doc, f64, &
     let q = args.query.trim();
     let (ranked, query): (Vec<(usize, f64, Vec<String>)>, Vec<(String, f64)>) = if q == "*" {
         let mut all: Vec<usize> = (0..docs.len()).collect();
-        all.sort_by(|a, b| docs[*a].key.cmp(&docs[*b].key));
+        all.sort_by(|a, b| docs.get(*a).map(|d| &d.key).cmp(&docs.get(*b).map(|d| &d.key)));
         (all.into_iter().map(|i| (i, 0.0, Vec::new())).collect(), Vec::new())
     } else {
         let query = query_terms(q);
@@ -344,14 +345,15 @@ fn search(tool: &str, docs: &[Doc], args: &SearchArgs, hit: impl Fn(&Doc, f64, &
         (rank(docs, &query), query)
     };
     let own_terms = query.iter().filter(|(_, w)| *w >= 1.0).count().max(1);
-    let hits: Vec<Json> = ranked.iter().take(limit).map(|(i, s, m)| hit(&docs[*i], *s, m, best_column(&docs[*i], &query))).collect();
+    let hits: Vec<Json> =
+        ranked.iter().take(limit).filter_map(|(i, s, m)| docs.get(*i).map(|d| hit(d, *s, m, best_column(d, &query)))).collect();
     let data = json!({"query": args.query, "hits": hits, "count": hits.len(), "method": "bm25"});
     if hits.is_empty() {
         let hint = if tool == "find_relevant_tables" { "list_entities" } else { "find_relevant_tables" };
         return Envelope::empty(Some(data)).with_follow_up_hints(&[hint]);
     }
     // Confidence: how much of the query the top hit covers.
-    let coverage = if q == "*" { 1.0 } else { ranked[0].2.len() as f64 / own_terms as f64 };
+    let coverage = if q == "*" { 1.0 } else { ranked.first().map_or(0.0, |r| r.2.len() as f64 / own_terms as f64) };
     let confidence = if coverage >= 0.8 {
         Confidence::High
     } else if coverage >= 0.5 {

@@ -322,7 +322,7 @@ impl Session {
             "The source changed under the model: {}. The request reads it, so it is not run. Reconcile the model (`schemabrain check --project {dir} --source ...` lists every change), then retry.",
             what.join("; ")
         );
-        let entity = hits[0].entity.clone();
+        let entity = hits.first().map(|h| h.entity.clone()).unwrap_or_default();
         let env = Envelope::error(ToolError::new(FailureKind::SchemaDrift, message, Recovery::call("describe_entity", serde_json::json!({"name": entity}))));
         Some(env.with_next_action(crate::envelope::NextAction::instruct(
             "Tell the user the model is out of date with the source; other metrics may still answer.",

@@ -174,8 +174,8 @@ fn denull(v: &mut Json) {
         Json::Object(m) => {
             if let Some(Json::Array(types)) = m.get_mut("type") {
                 types.retain(|t| t != "null");
-                if types.len() == 1 {
-                    let only = types[0].clone();
+                if let [only] = types.as_slice() {
+                    let only = only.clone();
                     m.insert("type".into(), only);
                 }
             }
