@@ -10,8 +10,8 @@
 //! entities become many-to-one and one-to-one joins to the entity whose
 //! primary they are; categorical and time dimensions over a plain column
 //! become columns; simple metrics over a measure (or the v2 spec's
-//! `metric_aggregation_params`) with every aggregation but discrete
-//! percentiles, a column or an arithmetic `expr`, the agg time dimension
+//! `metric_aggregation_params`) with every aggregation (percentiles exact,
+//! continuous or discrete), a column or an arithmetic `expr`, the agg time dimension
 //! and `non_additive_dimension`; ratio metrics over two mapped metrics,
 //! their inputs' filters included.
 //!
@@ -22,8 +22,8 @@
 //! manifest's time spine in `schemabrain.yaml`) map too. Metric and input
 //! filters (MetricFlow where strings) become our filters (`where_filter`).
 //! Not yet (listed when met): computed dimensions (SQL `expr`), derived
-//! offsets (MetricFlow answers them on a time spine), discrete
-//! percentiles, semantic models without a primary entity column, natural
+//! offsets (MetricFlow answers them on a time spine), semantic models
+//! without a primary entity column, natural
 //! (SCD) entities. Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
@@ -456,10 +456,13 @@ fn simple_metric(
     }
     if agg == "percentile" {
         let p = params.as_ref().and_then(|p| p.get("percentile")).and_then(Json::as_f64).ok_or("a percentile without `percentile`")?;
-        if params.as_ref().and_then(|p| p.get("use_discrete_percentile")) == Some(&Json::Bool(true)) {
-            return Err("discrete percentiles have no equivalent yet (ours is continuous)".into());
+        if params.as_ref().and_then(|p| p.get("use_approximate_percentile")) == Some(&Json::Bool(true)) {
+            return Err("an approximate percentile: ours are exact, so the numbers would differ from MetricFlow's".into());
         }
         measure.push_str(&format!(", percentile: {p}"));
+        if params.as_ref().and_then(|p| p.get("use_discrete_percentile")) == Some(&Json::Bool(true)) {
+            measure.push_str(", discrete: true");
+        }
     }
     measure.push('}');
     let time = agg_time.or_else(|| model.agg_time_dimension.clone());

@@ -862,7 +862,7 @@ fn read_non_additive(r: &mut Reader<'_>, field: Field<'_>) -> Option<NonAdditive
 }
 
 fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {
-    let map = r.mapping(field.node, "measure", &["agg", "column", "expression", "percentile"], &["agg"])?;
+    let map = r.mapping(field.node, "measure", &["agg", "column", "expression", "percentile", "discrete"], &["agg"])?;
     let agg = map
         .get("agg")
         .and_then(|f| r.one_of(f, "measure.agg", &Aggregation::ALL))
@@ -920,7 +920,15 @@ fn read_measure(r: &mut Reader<'_>, field: Field<'_>) -> Option<Measure> {
         }
         (_, None) => None,
     };
-    Some(Measure { agg, operand: operand?, percentile })
+    let discrete = match map.get("discrete") {
+        Some(f) if agg == Aggregation::Percentile => r.boolean(f, "measure.discrete")?,
+        Some(f) => {
+            r.error(f.line, "measure.discrete", "`discrete` goes with `agg: percentile` only");
+            return None;
+        }
+        None => false,
+    };
+    Some(Measure { agg, operand: operand?, percentile, discrete })
 }
 
 fn read_column_ref(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<ColumnRef> {

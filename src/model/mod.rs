@@ -644,6 +644,10 @@ pub struct Measure {
     pub operand: MeasureOperand,
     /// For `percentile`: the fraction, strictly between 0 and 1.
     pub percentile: Option<f64>,
+    /// For `percentile`: the smallest value whose share of rows at or below
+    /// it reaches the fraction (a value of the column), not the continuous
+    /// interpolation between two values (`percentile_disc` in SQL).
+    pub discrete: bool,
 }
 
 impl Measure {

@@ -123,7 +123,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             let Some(id) = id else {
                 return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` has no column to count", q.anchor) });
             };
-            (Measure { agg: Aggregation::Count, operand: MeasureOperand::Column(id.to_string()), percentile: None }, None)
+            (Measure { agg: Aggregation::Count, operand: MeasureOperand::Column(id.to_string()), percentile: None, discrete: false }, None)
         }
         _ => (
             metric.measure.clone(),

@@ -847,7 +847,11 @@ impl Emitter<'_> {
                 let Some(p) = plan.measure.percentile else {
                     return Err(Unsupported { dialect: self.dialect.name, feature: "percentile without a fraction".into() });
                 };
-                self.percentile(operand, &p.to_string(), "percentile")?
+                if plan.measure.discrete {
+                    self.percentile_discrete(operand, &p.to_string())?
+                } else {
+                    self.percentile(operand, &p.to_string(), "percentile")?
+                }
             }
             // Counting the true values gives 0 (not NULL) on no rows, as a count should.
             Aggregation::SumBoolean => {
@@ -871,6 +875,21 @@ impl Emitter<'_> {
             Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
             Percentile::Unsupported => {
                 return Err(Unsupported { dialect: self.dialect.name, feature: format!("{feature} aggregate") })
+            }
+        })
+    }
+
+    /// The discrete percentile: a value of the column, the first whose
+    /// cumulative share reaches the fraction.
+    fn percentile_discrete(&self, operand: Expr, fraction: &str) -> Result<Expr, Unsupported> {
+        Ok(match self.dialect.percentile {
+            Percentile::QuantileCont => build::function("quantile_disc", vec![operand, build::number(fraction)], false),
+            // Spark (Databricks) writes the discrete one as the SQL standard does.
+            Percentile::WithinGroup | Percentile::PercentileFn => {
+                build::function_within_group("percentile_disc", vec![build::number(fraction)], operand)
+            }
+            Percentile::Unsupported => {
+                return Err(Unsupported { dialect: self.dialect.name, feature: "discrete percentile aggregate".into() })
             }
         })
     }
