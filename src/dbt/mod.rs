@@ -15,14 +15,15 @@
 //! and `non_additive_dimension`; ratio metrics over two mapped metrics,
 //! their inputs' filters included.
 //!
-//! Derived metrics without offsets, cumulative metrics (computed per day
+//! Derived metrics (with `offset_window`: `periods: any_input`, MetricFlow's
+//! periods), cumulative metrics (computed per day
 //! of the time spine, then one value per bucket by `period_agg`, as
 //! MetricFlow does), conversion metrics (MetricFlow's counting, `counts:
 //! conversion_rows`), `fill_nulls_with` and `join_to_timespine` (with the
 //! manifest's time spine in `schemabrain.yaml`) map too. Metric and input
 //! filters (MetricFlow where strings) become our filters (`where_filter`).
-//! Not yet (listed when met): computed dimensions (SQL `expr`), derived
-//! offsets (MetricFlow answers them on a time spine), semantic models
+//! Not yet (listed when met): computed dimensions (SQL `expr`),
+//! `offset_to_grain` (MetricFlow answers it on the time spine), semantic models
 //! without a primary entity column, natural
 //! (SCD) entities. Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
@@ -654,6 +655,7 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     let expr = s(&tp, "expr").ok_or_else(|| Pending::Never("a derived metric without `expr`".into()))?;
     let mut inputs = Vec::new();
+    let mut moved = false;
     for i in arr(&tp, "metrics") {
         let m = s(i, "name").unwrap_or("?");
         if !mapped.contains(m) {
@@ -666,13 +668,18 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
         if let Some(a) = s(i, "alias") {
             item.push_str(&format!(", alias: {a}"));
         }
-        // The values agree, the rows do not: MetricFlow answers an offset on
-        // its time spine (every bucket from the first to the last of either
-        // input, the moved one included); ours on the unmoved inputs' buckets.
-        if i.get("offset_window").is_some_and(|w| !w.is_null()) || s(i, "offset_to_grain").is_some() {
+        // MetricFlow answers for every bucket where an input has rows, the
+        // moved buckets included: ours with `periods: any_input`. Its
+        // offset_to_grain reads every spine day of the period, which ours
+        // (the value at each answer key's period start) does not yet.
+        if s(i, "offset_to_grain").is_some() {
             return Err(Pending::Never(format!(
-                "its input `{m}` has an offset: MetricFlow answers offsets on its time spine (buckets where only the moved input has data, and empty ones between), which ours does not yet"
+                "its input `{m}` has offset_to_grain: MetricFlow answers it for every day of the time spine whose period start has data, which ours does not yet"
             )));
+        }
+        if let Some(w) = i.get("offset_window").filter(|w| !w.is_null()) {
+            item.push_str(&format!(", offset_window: {}", interval(w).ok_or_else(|| Pending::Never("an offset_window it cannot read".into()))?));
+            moved = true;
         }
         item.push('}');
         inputs.push(item);
@@ -684,6 +691,9 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
     text.push_str(&format!("type: derived\nexpression: {}\nmetrics:\n", q(expr)));
     for i in inputs {
         text.push_str(&format!("  - {i}\n"));
+    }
+    if moved {
+        text.push_str("periods: any_input\n");
     }
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)

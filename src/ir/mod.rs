@@ -108,6 +108,9 @@ pub enum Transform {
     /// Rows moved later by the interval before bucketing (and before time
     /// filters), so each bucket shows the value of the interval before it.
     Offset(Interval),
+    /// As `Offset`, and its moved buckets are answer keys like those of the
+    /// unmoved inputs (a derived metric with `periods: any_input`).
+    OffsetKeys(Interval),
     /// Computed as usual; each output bucket takes the value of the first
     /// bucket of its period at this grain.
     ToGrain(Grain),
@@ -135,7 +138,7 @@ impl Transform {
     }
 
     pub fn needs_grain(&self) -> bool {
-        matches!(self, Transform::Offset(_) | Transform::ToGrain(_) | Transform::Cumulative(_) | Transform::DailyCumulative(..))
+        matches!(self, Transform::Offset(_) | Transform::OffsetKeys(_) | Transform::ToGrain(_) | Transform::Cumulative(_) | Transform::DailyCumulative(..))
     }
 }
 

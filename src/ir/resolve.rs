@@ -243,6 +243,7 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
                         for (i, input) in d.inputs.iter().enumerate() {
                             let transform = match input.offset {
                                 None => Transform::Plain,
+                                Some(crate::model::TimeOffset::Window(w)) if d.periods == crate::model::Periods::AnyInput => Transform::OffsetKeys(w),
                                 Some(crate::model::TimeOffset::Window(w)) => Transform::Offset(w),
                                 Some(crate::model::TimeOffset::ToGrain(g)) => Transform::ToGrain(g),
                             };

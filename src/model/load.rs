@@ -26,7 +26,7 @@ const METRIC_KEYS: &[&str] = &[
     "provenance",
 ];
 const RATIO_KEYS: &[&str] = &["version", "name", "description", "type", "numerator", "denominator", "origin", "provenance"];
-const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "origin", "provenance"];
+const DERIVED_KEYS: &[&str] = &["version", "name", "description", "type", "expression", "metrics", "periods", "origin", "provenance"];
 const CUMULATIVE_KEYS: &[&str] =
     &["version", "name", "description", "type", "metric", "window", "grain_to_date", "period_agg", "origin", "provenance"];
 const CONVERSION_KEYS: &[&str] =
@@ -583,6 +583,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             inputs: vec![input?],
             expression: MeasureExpr::Column("metric".into()),
             cumulative: Some(window?),
+            periods: Periods::default(),
             conversion: None,
             origin,
             provenance: provenance.clone(),
@@ -601,6 +602,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             expression: MeasureExpr::Column("conversion".into()),
             cumulative: None,
             period_agg: None,
+            periods: Periods::default(),
             conversion: Some(spec?),
             origin,
             provenance: provenance.clone(),
@@ -662,6 +664,13 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         }
         (DerivedKind::Derived, inputs, expr)
     };
+    let periods = match map.get("periods") {
+        Some(f) => match r.one_of(f, "periods", &Periods::ALL)?.as_str() {
+            "any_input" => Periods::AnyInput,
+            _ => Periods::UnmovedInputs,
+        },
+        None => Periods::UnmovedInputs,
+    };
     Some(DerivedMetric {
         name: name?,
         description,
@@ -670,6 +679,7 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         expression,
         cumulative: None,
         period_agg: None,
+        periods,
         conversion: None,
         origin,
         provenance: provenance.clone(),

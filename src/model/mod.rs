@@ -264,6 +264,23 @@ impl PeriodAgg {
     }
 }
 
+/// The periods a derived metric with moved (`offset_window`) inputs
+/// answers for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Periods {
+    /// The buckets of the unmoved inputs; the moved ones fill in values
+    /// (when every input is moved, their buckets up to the data's end).
+    #[default]
+    UnmovedInputs,
+    /// Every bucket where any input has rows, the moved buckets included
+    /// (MetricFlow's rule).
+    AnyInput,
+}
+
+impl Periods {
+    pub const ALL: [&'static str; 2] = ["unmoved_inputs", "any_input"];
+}
+
 /// What a conversion metric outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConversionCalculation {
@@ -318,6 +335,9 @@ pub struct DerivedMetric {
     /// value per period (MetricFlow's way); `None`: over the window ending
     /// with each bucket (ours).
     pub period_agg: Option<PeriodAgg>,
+    /// Which inputs' buckets are the answer's periods (derived metrics
+    /// with `offset_window` inputs).
+    pub periods: Periods,
     /// `Some` for conversion metrics.
     pub conversion: Option<ConversionSpec>,
     pub origin: DefinitionOrigin,

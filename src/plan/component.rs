@@ -93,7 +93,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     }
 
     let mut time = time;
-    if let (Transform::Offset(shift), Some(t)) = (&q.transform, &mut time) {
+    if let (Transform::Offset(shift) | Transform::OffsetKeys(shift), Some(t)) = (&q.transform, &mut time) {
         t.shift = Some(*shift);
         for f in filters.iter_mut().filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
             f.shift = Some((*shift, t.class));

@@ -151,6 +151,7 @@ fn transform(t: &Transform) -> String {
     match t {
         Transform::Plain => "plain".into(),
         Transform::Offset(i) => format!("moved {i} later"),
+        Transform::OffsetKeys(i) => format!("moved {i} later, its buckets answer keys"),
         Transform::ToGrain(g) => format!("value at the start of each {}", g.as_str()),
         Transform::Cumulative(w) => match w {
             crate::model::CumulativeWindow::AllTime => "cumulative, all time".into(),
