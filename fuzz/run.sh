@@ -8,7 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-60}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/schemabrain-fuzz}"
+# What the run needs, installed when missing (a fresh machine): the nightly
+# toolchain (libFuzzer's sanitizer flags) and cargo-fuzz from crates.io.
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+# Its own build directory, never the main one: every crate here is built
+# with the fuzzing instrumentation.
+export CARGO_TARGET_DIR="${SCHEMABRAIN_FUZZ_TARGET_DIR:-$HOME/.cache/schemabrain-fuzz}"
 status=0
 for target in $(cargo +nightly fuzz list); do
     mkdir -p "corpus/$target"

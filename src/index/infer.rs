@@ -116,9 +116,7 @@ pub fn singular(table: &str) -> String {
         s.to_string()
     } else if last.len() > 4 && last.ends_with("ies") {
         format!("{}y", &last[..last.len() - 3])
-    } else if last.ends_with("sses") || last.ends_with("shes") || last.ends_with("ches") || last.ends_with("xes") || last.ends_with("zzes") {
-        last[..last.len() - 2].to_string()
-    } else if last.ends_with("uses") && last.len() > 5 {
+    } else if ["sses", "shes", "ches", "xes", "zzes"].iter().any(|e| last.ends_with(e)) || (last.ends_with("uses") && last.len() > 5) {
         last[..last.len() - 2].to_string()
     } else if last.ends_with("ss") || last.ends_with("us") || last.ends_with("is") || last.ends_with("news") || last.ends_with("series") {
         last.clone()

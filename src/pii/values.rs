@@ -87,7 +87,7 @@ fn is_card_number(s: &str) -> bool {
         .enumerate()
         .map(|(i, &x)| if i % 2 == 1 { if x * 2 > 9 { x * 2 - 9 } else { x * 2 } } else { x })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 fn is_iban(s: &str) -> bool {

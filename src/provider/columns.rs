@@ -323,7 +323,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Base tables (catalog keys) a select reads directly in its FROM.
-    fn from_tables(&self, from: &[TableWithJoins]) -> Vec<String> {
+    fn tables_in_from(&self, from: &[TableWithJoins]) -> Vec<String> {
         let mut out = Vec::new();
         for twj in from {
             self.factor_tables(&twj.relation, &mut out);
@@ -341,14 +341,14 @@ impl<'a> Checker<'a> {
                 out.extend(self.names.qualifiers.get(&q).into_iter().flatten().cloned());
             }
             TableFactor::NestedJoin { table_with_joins, .. } => {
-                out.extend(self.from_tables(std::slice::from_ref(table_with_joins.as_ref())));
+                out.extend(self.tables_in_from(std::slice::from_ref(table_with_joins.as_ref())));
             }
             _ => {}
         }
     }
 
     fn check_select(&mut self, s: &Select) -> ControlFlow<()> {
-        let direct = self.from_tables(&s.from);
+        let direct = self.tables_in_from(&s.from);
         let renamed: Vec<String> = direct.iter().filter(|t| self.names.renamed.contains(*t)).cloned().collect();
         let hits = self.wildcard(&renamed, None);
         if !hits.is_empty() {

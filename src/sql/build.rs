@@ -315,6 +315,7 @@ pub struct SelectParts {
 }
 
 /// A row limit in one of the three spellings.
+#[allow(clippy::enum_variant_names)] // each variant is the SQL keyword it writes
 pub enum Limit {
     Limit(u64),
     Top(u64),

@@ -124,7 +124,7 @@ impl Table<'_> {
     }
 
     /// `FROM` text with a further condition.
-    fn from_where(&self, condition: &str) -> String {
+    fn relation_where(&self, condition: &str) -> String {
         let joiner = if self.filter.is_empty() { " WHERE " } else { " AND " };
         format!("{}{joiner}{condition}", self.from())
     }
@@ -400,7 +400,7 @@ pub fn detect_pii(ctx: &ProviderContext<'_>, args: &DetectPiiArgs) -> Envelope {
         let by_name: Vec<&str> = crate::pii::classify_name(&c.info.name);
         let by_values = if TypeClass::of(&c.info.data_type) == TypeClass::Text {
             let col = t.ident(&c.info.name);
-            let sql = format!("SELECT {col} FROM {} LIMIT {n}", t.from_where(&format!("{col} IS NOT NULL")));
+            let sql = format!("SELECT {col} FROM {} LIMIT {n}", t.relation_where(&format!("{col} IS NOT NULL")));
             match t.run(ctx, sql, n) {
                 Ok(r) => {
                     let samples: Vec<String> = r.rows.iter().filter_map(|row| row.first().and_then(Json::as_str).map(str::to_string)).collect();

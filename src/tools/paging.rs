@@ -146,7 +146,7 @@ fn hex(bytes: &[u8]) -> String {
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
     // Tokens are short; a long one is forged by definition.
-    if s.len() % 2 != 0 || s.len() > 4096 {
+    if !s.len().is_multiple_of(2) || s.len() > 4096 {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok())).collect()

@@ -304,6 +304,7 @@ fn entity_docs(project: &Project) -> Vec<Doc> {
 }
 
 /// The column sharing most query terms with the query, if any.
+#[allow(clippy::type_complexity)]
 fn best_column(doc: &Doc, query: &[(String, f64)]) -> (Option<String>, Option<String>) {
     let mut best: Option<(f64, &(String, Option<String>, BTreeSet<String>))> = None;
     for c in &doc.columns {
@@ -327,6 +328,7 @@ fn bad_query(tool: &str) -> Envelope {
 }
 
 /// Shared by both tools: rank `docs`, build hits with `hit(doc, score, matched, best column)`.
+#[allow(clippy::type_complexity)]
 fn search(tool: &str, docs: &[Doc], args: &SearchArgs, hit: impl Fn(&Doc, f64, &[String], (Option<String>, Option<String>)) -> Json) -> Envelope {
     if !(1..=50).contains(&args.limit) {
         return bad_query(tool);
