@@ -155,8 +155,9 @@ pub struct Dialect {
     pub boolean_test: BooleanTest,
     pub date_add: DateMath,
     pub recursive_cte: RecursiveCte,
-    /// Average DOUBLE PRECISION values: DataFusion's `avg` of a DECIMAL is
-    /// cut (not rounded) to four more places than the column has.
+    /// Average DOUBLE PRECISION values: DataFusion's and MySQL's `avg` of a
+    /// DECIMAL (MySQL's of an integer too) keeps only four more places than
+    /// the column has.
     pub avg_as_double: bool,
 }
 
@@ -287,6 +288,9 @@ const MYSQL: Dialect = Dialect {
     double_type: "DOUBLE",
     date_param_types: Some(("DATE", "DATETIME")),
     date_add: DateMath::IntervalBare,
+    // MySQL's AVG of integers or DECIMALs is a DECIMAL with only four more
+    // places (div_precision_increment): 13/7 came back 1.8571.
+    avg_as_double: true,
     ..DUCKDB
 };
 

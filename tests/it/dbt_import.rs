@@ -194,6 +194,22 @@ fn imported_metrics_answer_as_metricflow_does_on_postgres() {
     assert!(compared >= 89, "only {compared} cases compared on Postgres (89 when this was written)");
 }
 
+/// And on MariaDB (the `mysql` dialect: `?` placeholders bound in text
+/// order, MySQL date arithmetic, no median or percentiles, which are
+/// refused there with a charter error rather than answered wrongly).
+#[test]
+fn imported_metrics_answer_as_metricflow_does_on_mariadb() {
+    let Some(db) = crate::engines_servers::MyDatabase::create("dbtshop") else { return };
+    let warehouse = dbt_shop_warehouse();
+    let duck = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens");
+    let target = schemabrain::engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
+    schemabrain::engine::export::export(&duck, "main", &target).expect("export to MariaDB");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-my"));
+    let doc = import_with(&out, &["--schema", &db.name]);
+    let compared = answers_like_metricflow("MariaDB", &out, &doc, &db.url);
+    assert!(compared >= 86, "only {compared} cases compared on MariaDB (86 when this was written)");
+}
+
 /// Answers every case on the imported project `out` over `source` and fails
 /// on any disagreement with MetricFlow's recorded answer; returns how many
 /// cases were compared.
@@ -267,12 +283,19 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
             failures.push(format!("{slug}: columns {:?} vs ours {ours:?}", expected["columns"]));
             continue;
         };
-        let mut want: Vec<Vec<String>> = expected["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(normalize).collect()).collect();
+        // MariaDB has no boolean type: its booleans are 0 and 1 (or true and
+        // false, where the driver still knows the column is TINYINT(1)).
+        let booleans_as_numbers = label == "MariaDB";
+        let cell = |v: &Json| match v {
+            Json::Bool(b) if booleans_as_numbers => normalize(&json!(u8::from(*b))),
+            other => normalize(other),
+        };
+        let mut want: Vec<Vec<String>> = expected["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(cell).collect()).collect();
         let mut got: Vec<Vec<String>> = env["data"]["rows"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| map.iter().map(|&i| normalize(&r[i])).collect())
+            .map(|r| map.iter().map(|&i| cell(&r[i])).collect())
             .collect();
         want.sort();
         got.sort();
