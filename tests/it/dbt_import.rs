@@ -465,3 +465,53 @@ fn import_killed_at_random_points_leaves_whole_files_and_converges() {
         assert!(leftovers.is_empty(), "temporary files swept from {sub}");
     }
 }
+
+/// The SQL shapes the import brings (time spine keys, daily cumulatives,
+/// credited conversions, discrete percentiles, moved keys) in every
+/// dialect: each oracle request either compiles to one statement that
+/// sqlparser reads back under that dialect and prints identically, or is
+/// refused with a charter error (a dialect without an exact form).
+#[test]
+fn every_oracle_request_compiles_for_every_dialect_or_is_refused() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-dialects"));
+    import(&out);
+    // The imported entities take their columns from the catalog.
+    let warehouse = dbt_shop_warehouse();
+    let duck = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens");
+    let catalog = schemabrain::engine::Engine::introspect(&duck).expect("introspects");
+    let project = Project::open(&out).unwrap().with_catalog(catalog).unwrap_or_else(|d| panic!("{d}"));
+    let mut failures = Vec::new();
+    let mut compiled: BTreeMap<&str, usize> = BTreeMap::new();
+    for case_path in entries(&repo("tests/dbt/cases"), ".yaml") {
+        let slug = case_path.file_stem().unwrap().to_str().unwrap().to_string();
+        let Some(mut args) = as_request(&yaml_file_as_json(&case_path)) else { continue };
+        args.as_object_mut().unwrap().remove("response_format");
+        let mut duckdb_compiles = false;
+        // DuckDB first: a request it cannot compile (a refused where string,
+        // an unmapped metric) is no dialect's business.
+        for dialect in std::iter::once("duckdb").chain(schemabrain::sql::Dialect::supported().iter().copied().filter(|d| *d != "duckdb")) {
+            let mut args = args.clone();
+            args["dry_run"] = true.into();
+            args["dialect"] = dialect.into();
+            let env = serde_json::to_value(schemabrain::tools::call(&project, "get_metric", &args, schemabrain::tools::Execution::DryRun)).unwrap();
+            match env["data"]["sql"].as_str() {
+                Some(sql) => {
+                    crate::golden::check_parses(&slug, dialect, sql, &mut failures);
+                    *compiled.entry(dialect).or_default() += 1;
+                    duckdb_compiles |= dialect == "duckdb";
+                }
+                None if !duckdb_compiles => break,
+                // Only a dialect without an exact form may refuse what DuckDB compiles.
+                None => {
+                    let message = env["error"]["message"].as_str().unwrap_or_default();
+                    assert!(message.contains("has no exact"), "{slug} [{dialect}]: {env:#}");
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} statements do not read back:\n{}", failures.len(), failures.join("\n"));
+    eprintln!("dbt requests compiled per dialect: {compiled:?}");
+    for (dialect, n) in &compiled {
+        assert!(*n >= 70, "only {n} dbt requests compile for {dialect}");
+    }
+}

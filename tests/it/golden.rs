@@ -104,7 +104,7 @@ fn params_of(params: &serde_json::Value) -> Vec<schemabrain::ir::Value> {
         .collect()
 }
 
-fn check_parses(name: &str, dialect: &str, sql: &str, failures: &mut Vec<String>) {
+pub(crate) fn check_parses(name: &str, dialect: &str, sql: &str, failures: &mut Vec<String>) {
     let d = Dialect::from_name(dialect).expect("supported");
     match Parser::parse_sql(d.parser_dialect(), sql) {
         Ok(stmts) if stmts.len() == 1 => {
