@@ -89,6 +89,16 @@ fn time_spine(manifest: &Json) -> Option<(String, String)> {
 
 use crate::model::yaml_quoted as q;
 
+/// The first lines of every file the import writes: version, name, and
+/// the item's dbt description when it has one.
+fn header(name: &str, item: &Json) -> String {
+    let mut text = format!("version: 1\nname: {name}\n");
+    if let Some(d) = s(item, "description").filter(|d| !d.trim().is_empty()) {
+        text.push_str(&format!("description: {}\n", q(d)));
+    }
+    text
+}
+
 /// Where an item came from: its `file:line` when the project was read from
 /// YAML (`__source`), else the manifest file; with the item's path.
 fn origin(item: &Json, source_file: &str, path: &str) -> String {
@@ -363,10 +373,7 @@ fn saved_query(name: &str, sq: &Json, mapped: &BTreeSet<String>, source_file: &s
         return Err(format!("it reads metric `{m}`, which was not mapped"));
     }
     let quoted = |items: Vec<String>| items.iter().map(|x| q(x)).collect::<Vec<_>>().join(", ");
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(sq, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, sq);
     text.push_str(&format!("metrics: [{}]\n", metrics.join(", ")));
     let group_by: Vec<String> = arr(&p, "group_by").iter().filter_map(Json::as_str).map(str::to_string).collect();
     if !group_by.is_empty() {
@@ -475,10 +482,7 @@ fn simple_metric(
     if let Some(input) = input {
         filters.extend(filters_of(input, names, time_column.as_deref())?);
     }
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, metric);
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
     if let Some(t) = &time_column {
         text.push_str(&format!("time_dimension: {t}\ntime_grains: {GRAINS}\n"));
@@ -543,10 +547,7 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
         }
     };
     let (num, den) = (side("numerator")?, side("denominator")?);
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, metric);
     text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
     Ok(text)
@@ -614,10 +615,7 @@ fn conversion_metric(
         c @ ("conversion_rate" | "conversions") => c,
         other => return Err(format!("calculation `{other}` has no equivalent")),
     };
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, metric);
     text.push_str(&format!(
         "type: conversion\nbase: {base}\nconversion: {conversion}\nentity: {{base: [{}], conversion: [{}]}}\n",
         base_key.join(", "),
@@ -684,10 +682,7 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
         item.push('}');
         inputs.push(item);
     }
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, metric);
     text.push_str(&format!("type: derived\nexpression: {}\nmetrics:\n", q(expr)));
     for i in inputs {
         text.push_str(&format!("  - {i}\n"));
@@ -727,10 +722,7 @@ fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, has_t
     if !mapped.contains(input) {
         return Err(Pending::Waiting(format!("its input `{input}` was not mapped (a measure is read through the simple metric of its name)")));
     }
-    let mut text = format!("version: 1\nname: {name}\n");
-    if let Some(d) = s(metric, "description").filter(|d| !d.trim().is_empty()) {
-        text.push_str(&format!("description: {}\n", q(d)));
-    }
+    let mut text = header(name, metric);
     text.push_str(&format!("type: cumulative\nmetric: {input}\nperiod_agg: {period_agg}\n"));
     let window = cum.get("window").filter(|w| !w.is_null()).or_else(|| tp.get("window").filter(|w| !w.is_null()));
     let grain_to_date = s(&cum, "grain_to_date").or_else(|| s(&tp, "grain_to_date"));

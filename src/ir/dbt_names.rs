@@ -170,11 +170,7 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
         .collect::<Result<_, _>>()?;
     // metric_time in a where string is the first metric's time dimension
     // (a ratio, derived or cumulative metric's: its first input's).
-    let first_simple = req.names.first().and_then(|n| match model.metric(n) {
-        Some(m) => Some(m),
-        None => model.derived.get(n).and_then(|d| d.inputs.first()).and_then(|i| model.metric(&i.metric)),
-    });
-    let metric_time = first_simple.and_then(|m| m.time_dimension.as_ref()).map(|t| t.to_string());
+    let metric_time = req.names.first().and_then(|n| model.first_simple_metric(n)).and_then(|m| m.time_dimension.as_ref()).map(|t| t.to_string());
     for w in &req.where_strings {
         let resolve = |kind: &str, name: &str| -> Result<String, String> {
             if name == "metric_time" {

@@ -91,9 +91,7 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     }
     // The first requested metric (or a derived one's first input) gives the
     // grains a bad `time_grain` is told about.
-    let first = requested.first().copied().unwrap_or_default();
-    let first_simple =
-        model.metric(first).or_else(|| model.derived.get(first).and_then(|d| d.inputs.first()).and_then(|i| model.metric(&i.metric)));
+    let first_simple = requested.first().and_then(|n| model.first_simple_metric(n));
     let first_grains = first_simple.map(|m| m.time_grains.clone()).unwrap_or_default();
     let limit = match req.limit {
         None => model.settings.default_limit.min(MAX_LIMIT as u32),

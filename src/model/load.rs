@@ -567,14 +567,8 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
     if kind == "cumulative" {
         let input = map.get("metric").and_then(|f| read_input(r, f, "metric", Some("metric")));
         let window = read_cumulative_window(r, &map);
-        let period_agg = match map.get("period_agg") {
-            None => Some(None),
-            Some(f) => r.one_of(f, "period_agg", &PeriodAgg::ALL).map(|p| match p.as_str() {
-                "first" => Some(PeriodAgg::First),
-                "last" => Some(PeriodAgg::Last),
-                _ => Some(PeriodAgg::Average),
-            }),
-        };
+        let choices = [("first", Some(PeriodAgg::First)), ("last", Some(PeriodAgg::Last)), ("average", Some(PeriodAgg::Average))];
+        let period_agg = read_choice(r, &map, "period_agg", &choices, None);
         return Some(DerivedMetric {
             period_agg: period_agg?,
             name: name?,
@@ -664,13 +658,8 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         }
         (DerivedKind::Derived, inputs, expr)
     };
-    let periods = match map.get("periods") {
-        Some(f) => match r.one_of(f, "periods", &Periods::ALL)?.as_str() {
-            "any_input" => Periods::AnyInput,
-            _ => Periods::UnmovedInputs,
-        },
-        None => Periods::UnmovedInputs,
-    };
+    let periods =
+        read_choice(r, &map, "periods", &[("unmoved_inputs", Periods::UnmovedInputs), ("any_input", Periods::AnyInput)], Periods::UnmovedInputs)?;
     Some(DerivedMetric {
         name: name?,
         description,
@@ -730,22 +719,21 @@ fn read_conversion(r: &mut Reader<'_>, map: &Mapping<'_>) -> Option<ConversionSp
         Some(f) => Some(read_interval(r, f, "window")?),
         None => None,
     };
-    let calculation = match map.get("calculation") {
-        Some(f) => match r.one_of(f, "calculation", &ConversionCalculation::ALL)?.as_str() {
-            "conversions" => ConversionCalculation::Conversions,
-            _ => ConversionCalculation::ConversionRate,
-        },
-        None => ConversionCalculation::ConversionRate,
-    };
-    let counts = match map.get("counts") {
-        Some(f) => match r.one_of(f, "counts", &ConversionCounts::ALL)?.as_str() {
-            "conversion_rows" => ConversionCounts::ConversionRows,
-            _ => ConversionCounts::BaseRows,
-        },
-        None => ConversionCounts::BaseRows,
-    };
+    use ConversionCalculation::{ConversionRate, Conversions};
+    let calculation = read_choice(r, map, "calculation", &[("conversion_rate", ConversionRate), ("conversions", Conversions)], ConversionRate)?;
+    use ConversionCounts::{BaseRows, ConversionRows};
+    let counts = read_choice(r, map, "counts", &[("base_rows", BaseRows), ("conversion_rows", ConversionRows)], BaseRows)?;
     let (base_key, conversion_key) = keys?;
     Some(ConversionSpec { base_key, conversion_key, window, calculation, counts })
+}
+
+/// `key: <one of the names>` as its value, `default` when the key is absent;
+/// `None` (reported, with the names) when it is not one of them.
+fn read_choice<T: Copy>(r: &mut Reader<'_>, map: &Mapping<'_>, key: &str, choices: &[(&str, T)], default: T) -> Option<T> {
+    let Some(f) = map.get(key) else { return Some(default) };
+    let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+    let chosen = r.one_of(f, key, &names)?;
+    choices.iter().find(|(n, _)| *n == chosen).map(|(_, v)| *v)
 }
 
 /// A column name or a non-empty list of them.

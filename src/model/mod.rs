@@ -123,6 +123,13 @@ impl SemanticModel {
         self.metrics.get(name)
     }
 
+    /// The simple metric `name` is, or the first input of the ratio,
+    /// derived, cumulative or conversion metric it is: the one whose time
+    /// dimension and grains speak for it.
+    pub fn first_simple_metric(&self, name: &str) -> Option<&Metric> {
+        self.metric(name).or_else(|| self.derived.get(name).and_then(|d| d.inputs.first()).and_then(|i| self.metric(&i.metric)))
+    }
+
     /// The entity bound to `schema.table`, if any (the first, by name, when
     /// several are).
     pub fn entity_on(&self, schema: &str, table: &str) -> Option<&Entity> {
@@ -253,8 +260,6 @@ pub enum PeriodAgg {
 }
 
 impl PeriodAgg {
-    pub const ALL: [&'static str; 3] = ["first", "last", "average"];
-
     pub fn as_str(self) -> &'static str {
         match self {
             PeriodAgg::First => "first",
@@ -277,10 +282,6 @@ pub enum Periods {
     AnyInput,
 }
 
-impl Periods {
-    pub const ALL: [&'static str; 2] = ["unmoved_inputs", "any_input"];
-}
-
 /// What a conversion metric outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConversionCalculation {
@@ -288,10 +289,6 @@ pub enum ConversionCalculation {
     ConversionRate,
     /// Converted base rows.
     Conversions,
-}
-
-impl ConversionCalculation {
-    pub const ALL: [&'static str; 2] = ["conversion_rate", "conversions"];
 }
 
 /// What a conversion metric counts.
@@ -302,10 +299,6 @@ pub enum ConversionCounts {
     /// The conversion metric over conversion rows, each credited to the
     /// latest base row (by day) within the window before it (MetricFlow's).
     ConversionRows,
-}
-
-impl ConversionCounts {
-    pub const ALL: [&'static str; 2] = ["base_rows", "conversion_rows"];
 }
 
 /// A conversion metric: `inputs[0]` is the base metric, `inputs[1]` the

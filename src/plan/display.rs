@@ -46,11 +46,7 @@ impl Display for RequestPlan {
                         Align::SameKeys => "at the same keys".to_string(),
                         Align::PeriodStart(g) => format!("at the start of its {}", g.as_str()),
                     };
-                    let missing = match r.missing {
-                        Missing::Zero => "0".to_string(),
-                        Missing::Fill(v) => v.to_string(),
-                        Missing::Null => "NULL".to_string(),
-                    };
+                    let missing = r.missing.value().map_or("NULL".to_string(), |v| v.to_string());
                     writeln!(f, "  read c{} {align}; missing = {missing}", r.component)?;
                 }
             }

@@ -272,6 +272,17 @@ pub enum Missing {
     Fill(i64),
 }
 
+impl Missing {
+    /// The value that stands for no value, if any.
+    pub fn value(self) -> Option<i64> {
+        match self {
+            Missing::Null => None,
+            Missing::Zero => Some(0),
+            Missing::Fill(v) => Some(v),
+        }
+    }
+}
+
 /// `SELECT DISTINCT bucket(spine.column) FROM spine WHERE time filters`:
 /// the periods a `join_to_timespine` component answers for, bucketed as
 /// its own time dimension is. The request's filters on that dimension

@@ -216,19 +216,17 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     Ok(build::with_recursive_ctes(ctes, recursive, q, outer))
 }
 
+/// `COALESCE(value, v)`.
+fn coalesce(value: Expr, v: i64) -> Expr {
+    build::function("coalesce", vec![value, build::number(&v.to_string())], false)
+}
+
 /// A `join_to_timespine` component's keys: every period of the spine (as
 /// the request's time filters leave it), with the groups the component has
 /// rows for in it; a period without rows is one key whose groups are NULL.
 fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, component: &str, key_cols: &[String]) -> Query {
     let q = e.dialect.quote;
-    let day = build::column(q, "sb_spine", &spine.column);
-    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
-    let periods = build::query(SelectParts {
-        distinct: true,
-        projection: vec![build::aliased(e.bucket_expr(day, time.grain, time.class), q, "sb_k0")],
-        selection,
-        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
-    });
+    let periods = spine_select(e, spine, |e, day| e.bucket_expr(day, time.grain, time.class), "sb_k0");
     let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
     projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
     let on = build::binary(build::column(q, "sb_periods", "sb_k0"), BinaryOperator::Eq, build::column(q, component, "sb_k0"));
@@ -359,13 +357,7 @@ fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow
     }
     let (r, s, d, p, m) = (format!("sb_r{i}"), format!("sb_s{i}"), format!("sb_d{i}"), format!("sb_p{i}"), format!("sb_m{i}"));
     let rows = window_rows(e, c, t);
-    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
-    let days = build::query(SelectParts {
-        distinct: true,
-        projection: vec![build::aliased(build::column(q, "sb_spine", &spine.column), q, "sb_b")],
-        selection,
-        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
-    });
+    let days = spine_select(e, spine, |_, day| day, "sb_b");
 
     let day = build::column(q, &s, "sb_b");
     let row_day = e.bucket_expr(build::column(q, &r, "sb_t"), Grain::Day, t.class);
@@ -443,7 +435,6 @@ fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow
 /// measure over the credited (first-ranked) rows per answer keys (`sb_m<i>`).
 fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<Vec<Cte>, Unsupported> {
     let q = e.dialect.quote;
-    let plan = e.plan;
     let Some((conv, credit)) = c.conversion.as_ref().and_then(|x| Some((x, x.credit.as_ref()?))) else {
         return Err(Unsupported { dialect: e.dialect.name, feature: "credited conversions without a conversion".into() });
     };
@@ -453,14 +444,10 @@ fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<
     let (r, cv, j, m) = (format!("sb_r{i}"), format!("sb_c{i}"), format!("sb_j{i}"), format!("sb_m{i}"));
     let anchor = c.anchor.alias.as_str();
 
-    let mut keys: Vec<Expr> = Vec::new();
-    if let (Some(t), Some(_)) = (&c.time, &plan.time) {
-        keys.push(e.time_bucket(t));
-    }
-    keys.extend(plan.group_by.iter().map(|g| build::column(q, &g.column.entity, &g.column.column)));
+    let keys = answer_keys(e, c);
     let n_keys = keys.len();
     let (from, joins, selection) = e.row_source(c);
-    let mut projection: Vec<SelectItem> = keys.into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
+    let mut projection: Vec<SelectItem> = keys.into_iter().enumerate().map(|(k, (x, _))| build::aliased(x, q, &format!("sb_k{k}"))).collect();
     projection.extend(conv.keys.iter().enumerate().map(|(k, (base, _))| build::aliased(build::column(q, anchor, base), q, &format!("sb_e{k}"))));
     let base_day = e.bucket_expr(build::column(q, anchor, &conv.base_time), Grain::Day, conv.base_class);
     projection.push(build::aliased(base_day, q, "sb_bd"));
@@ -517,20 +504,41 @@ fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<
     ])
 }
 
+/// A component's answer keys over its rows, with their output names, in
+/// output order: the time bucket, then the group-bys.
+fn answer_keys(e: &Emitter, c: &ComponentPlan) -> Vec<(Expr, String)> {
+    let plan = e.plan;
+    let mut keys: Vec<(Expr, String)> = Vec::new();
+    if let (Some(t), Some(out)) = (&c.time, &plan.time) {
+        keys.push((e.time_bucket(t), out.name.clone()));
+    }
+    for g in &plan.group_by {
+        keys.push((build::column(e.dialect.quote, &g.column.entity, &g.column.column), g.output_name.clone()));
+    }
+    keys
+}
+
+/// `SELECT DISTINCT day_to(spine.column) AS alias FROM spine WHERE the
+/// request's time filters`: the spine's days, or its periods.
+fn spine_select(e: &mut Emitter, spine: &SpineKeys, day_to: impl FnOnce(&Emitter, Expr) -> Expr, alias: &str) -> Query {
+    let q = e.dialect.quote;
+    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
+    let day = day_to(e, build::column(q, "sb_spine", &spine.column));
+    build::query(SelectParts {
+        distinct: true,
+        projection: vec![build::aliased(day, q, alias)],
+        selection,
+        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
+    })
+}
+
 /// One component's SELECT.
 fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, Unsupported> {
     let q = e.dialect.quote;
     let plan = e.plan;
     let anchor = &c.anchor.alias;
 
-    // Output keys in output order: time bucket, then group-bys.
-    let mut keys: Vec<(Expr, String)> = Vec::new();
-    if let (Some(t), Some(out)) = (&c.time, &plan.time) {
-        keys.push((e.time_bucket(t), out.name.clone()));
-    }
-    for g in &plan.group_by {
-        keys.push((build::column(q, &g.column.entity, &g.column.column), g.output_name.clone()));
-    }
+    let mut keys = answer_keys(e, c);
     let metric_name = match naming {
         Naming::Output => plan.outputs.first().map_or_else(|| c.metric.clone(), |o| o.name.clone()),
         Naming::Internal => {
@@ -653,10 +661,9 @@ impl Emitter<'_> {
         match e {
             OutputExpr::Component(i) => {
                 let value = build::column(q, &format!("sb_m{i}"), "sb_v");
-                match reads.iter().find(|r| r.component == *i).map(|r| r.missing) {
-                    Some(Missing::Zero) => build::function("coalesce", vec![value, build::number("0")], false),
-                    Some(Missing::Fill(v)) => build::function("coalesce", vec![value, build::number(&v.to_string())], false),
-                    Some(Missing::Null) | None => value,
+                match reads.iter().find(|r| r.component == *i).and_then(|r| r.missing.value()) {
+                    Some(v) => coalesce(value, v),
+                    None => value,
                 }
             }
             OutputExpr::Number(n) => build::number(n),
@@ -819,8 +826,10 @@ impl Emitter<'_> {
         } else {
             value
         };
+        // `fill_nulls_with` stands for a NULL aggregate too (our counts are
+        // never NULL over rows, so Zero needs nothing here).
         Ok(match plan.missing {
-            Missing::Fill(v) => build::function("coalesce", vec![value, build::number(&v.to_string())], false),
+            Missing::Fill(v) => coalesce(value, v),
             Missing::Zero | Missing::Null => value,
         })
     }

@@ -107,3 +107,19 @@ pub fn yaml_file_as_json(path: &Path) -> serde_json::Value {
     let docs = Yaml::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     conv(&docs[0])
 }
+
+/// Spawns `command` and SIGKILLs it `delay` after the first file in `dir`
+/// newer than the spawn appears (or once `limit` has passed without one),
+/// then reaps it: a crash at a random point of a run that writes files.
+pub fn kill_after_first_write(command: &mut std::process::Command, dir: &Path, limit: Duration, delay: Duration) {
+    let spawned = std::time::SystemTime::now();
+    let mut child = command.spawn().unwrap();
+    let writing = || std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t >= spawned));
+    let watch = std::time::Instant::now();
+    while !writing() && watch.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    let _ = child.wait();
+}

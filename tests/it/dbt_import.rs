@@ -184,13 +184,7 @@ fn imported_metrics_answer_as_metricflow_does() {
 #[test]
 fn imported_metrics_answer_as_metricflow_does_on_postgres() {
     let Some(schema) = crate::engines_servers::PgSchema::create("dbtshop") else { return };
-    let warehouse = dbt_shop_warehouse();
-    let duck = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens");
-    let target = schemabrain::engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
-    schemabrain::engine::export::export(&duck, "main", &target).expect("export to Postgres");
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-pg"));
-    let doc = import_with(&out, &["--schema", &schema.name]);
-    let compared = answers_like_metricflow("Postgres", &out, &doc, &schema.url);
+    let compared = answers_like_metricflow_on_server("Postgres", &schema.url, &schema.name);
     assert!(compared >= 89, "only {compared} cases compared on Postgres (89 when this was written)");
 }
 
@@ -200,14 +194,24 @@ fn imported_metrics_answer_as_metricflow_does_on_postgres() {
 #[test]
 fn imported_metrics_answer_as_metricflow_does_on_mariadb() {
     let Some(db) = crate::engines_servers::MyDatabase::create("dbtshop") else { return };
-    let warehouse = dbt_shop_warehouse();
-    let duck = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens");
-    let target = schemabrain::engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
-    schemabrain::engine::export::export(&duck, "main", &target).expect("export to MariaDB");
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-my"));
-    let doc = import_with(&out, &["--schema", &db.name]);
-    let compared = answers_like_metricflow("MariaDB", &out, &doc, &db.url);
+    let compared = answers_like_metricflow_on_server("MariaDB", &db.url, &db.name);
     assert!(compared >= 86, "only {compared} cases compared on MariaDB (86 when this was written)");
+}
+
+/// The dbt_shop warehouse, opened read-only.
+fn dbt_shop_engine() -> schemabrain::engine::DuckDbEngine {
+    let warehouse = dbt_shop_warehouse();
+    schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens")
+}
+
+/// The warehouse exported to the server at `url` (into `schema`), the
+/// manifest imported into that schema, and every case answered there.
+fn answers_like_metricflow_on_server(label: &str, url: &str, schema: &str) -> usize {
+    let target = schemabrain::engine::export::Target::parse(url, Some(schema)).unwrap();
+    schemabrain::engine::export::export(&dbt_shop_engine(), "main", &target).unwrap_or_else(|e| panic!("export to {label}: {e}"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name(&format!("dbt-diff-{label}")));
+    let doc = import_with(&out, &["--schema", schema]);
+    answers_like_metricflow(label, &out, &doc, url)
 }
 
 /// Answers every case on the imported project `out` over `source` and fails
@@ -432,20 +436,10 @@ fn import_killed_at_random_points_leaves_whole_files_and_converges() {
     let mut checked = 0;
     for round in 0..6 {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let spawned = std::time::SystemTime::now();
-        let mut child = import(&killed).spawn().unwrap();
         // Killed a random few milliseconds after its first file lands (or
         // once it ran twice as long as a clean import).
-        let writing = || {
-            std::fs::read_dir(killed.join("entities")).into_iter().flatten().flatten().any(|e| e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t >= spawned))
-        };
-        let watch = std::time::Instant::now();
-        while !writing() && watch.elapsed() < full * 2 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        std::thread::sleep(std::time::Duration::from_micros((seed >> 33) % (full.as_micros() as u64 / 2 + 1)));
-        let _ = child.kill();
-        let _ = child.wait();
+        let delay = std::time::Duration::from_micros((seed >> 33) % (full.as_micros() as u64 / 2 + 1));
+        crate::common::kill_after_first_write(&mut import(&killed), &killed.join("entities"), full * 2, delay);
         for (rel, bytes) in crate::index::tree(&killed) {
             if rel.ends_with(".json") {
                 serde_json::from_slice::<Json>(&bytes).unwrap_or_else(|e| panic!("round {round}: {rel} is torn: {e}"));
@@ -476,9 +470,7 @@ fn every_oracle_request_compiles_for_every_dialect_or_is_refused() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-dialects"));
     import(&out);
     // The imported entities take their columns from the catalog.
-    let warehouse = dbt_shop_warehouse();
-    let duck = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).expect("warehouse opens");
-    let catalog = schemabrain::engine::Engine::introspect(&duck).expect("introspects");
+    let catalog = schemabrain::engine::Engine::introspect(&dbt_shop_engine()).expect("introspects");
     let project = Project::open(&out).unwrap().with_catalog(catalog).unwrap_or_else(|d| panic!("{d}"));
     let mut failures = Vec::new();
     let mut compiled: BTreeMap<&str, usize> = BTreeMap::new();

@@ -359,20 +359,9 @@ fn index_killed_at_random_points_leaves_whole_files_and_converges() {
     for round in 0..6 {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         // Killed a random few milliseconds after it starts writing files
-        // (the first entity file newer than the spawn), or once it ran as
-        // long as a clean run did.
-        let spawned = std::time::SystemTime::now();
-        let mut child = index(&killed).spawn().unwrap();
-        let writing = |_: &()| {
-            std::fs::read_dir(killed.join("entities")).into_iter().flatten().flatten().any(|e| e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t >= spawned))
-        };
-        let watch = std::time::Instant::now();
-        while !writing(&()) && watch.elapsed() < full * 2 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        std::thread::sleep(std::time::Duration::from_micros((seed >> 33) % 20_000));
-        let _ = child.kill();
-        let _ = child.wait();
+        // (the first entity file newer than the spawn), or once it ran
+        // twice as long as a clean run did.
+        crate::common::kill_after_first_write(&mut index(&killed), &killed.join("entities"), full * 2, std::time::Duration::from_micros((seed >> 33) % 20_000));
         for (rel, bytes) in tree(&killed) {
             if rel.ends_with(".json") {
                 serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_else(|e| panic!("round {round}: {rel} is torn: {e}"));
