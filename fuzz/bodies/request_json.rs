@@ -69,6 +69,7 @@ fn request(v: &Value) -> MetricRequest {
         limit: v["limit"].as_i64(),
         via: strings(&v["via"]),
         where_strings: strings(&v["where"]),
+        ..MetricRequest::default()
     }
 }
 

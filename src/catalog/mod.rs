@@ -150,10 +150,26 @@ pub fn overlay(model: &mut SemanticModel, catalog: &Catalog) -> Diagnostics {
                 data_type: Some(c.data_type.clone()),
                 description: declared.and_then(|d| d.description.clone()).or_else(|| c.comment.clone()),
                 nullable: Some(c.nullable),
+                expr: None,
             });
         }
         for declared in &entity.columns {
-            if !table.columns.iter().any(|c| c.name == declared.name) {
+            let in_table = table.columns.iter().any(|c| c.name == declared.name);
+            if declared.expr.is_some() {
+                // Computed: not in the table, and must not shadow a column that is.
+                if in_table {
+                    diags.push(Diagnostic::new(
+                        &at.file,
+                        at.line_of("columns"),
+                        "columns",
+                        format!("computed column `{}` has the name of a column of table `{}`; name it apart", declared.name, entity.table),
+                    ));
+                } else {
+                    columns.push(declared.clone());
+                }
+                continue;
+            }
+            if !in_table {
                 let names = table.columns.iter().map(|c| c.name.as_str());
                 diags.push(
                     Diagnostic::new(
@@ -219,7 +235,8 @@ pub fn drift(model: &SemanticModel, live: &Catalog) -> Vec<Drift> {
             out.push(Drift { code: "table_missing", entity: entity.name.clone(), table: table.clone(), column: None, what: format!("table `{table}` is gone") });
             continue;
         };
-        for c in &entity.columns {
+        // Computed columns are not in the table; what they read is.
+        for c in entity.columns.iter().filter(|c| c.expr.is_none()) {
             let at = |code: &'static str, what: String| Drift { code, entity: entity.name.clone(), table: table.clone(), column: Some(c.name.clone()), what };
             match t.columns.iter().find(|x| x.name == c.name) {
                 None => out.push(at(missing_code(model, entity, &c.name), format!("column `{table}.{}` is gone", c.name))),

@@ -22,7 +22,9 @@
 //! conversion_rows`), `fill_nulls_with` and `join_to_timespine` (with the
 //! manifest's time spine in `schemabrain.yaml`) map too. Metric and input
 //! filters (MetricFlow where strings) become our filters (`where_filter`).
-//! Not yet (listed when met): computed dimensions (SQL `expr`),
+//! Dimensions and measures whose `expr` is SQL (beyond a column or our
+//! arithmetic) become computed columns of the entity, named after them.
+//! Not yet (listed when met): metric filters with OR,
 //! `offset_to_grain` (MetricFlow answers it on the time spine), semantic models
 //! without a primary entity column, natural
 //! (SCD) entities. Saved queries become `queries/<name>.yaml` (their names
@@ -128,7 +130,16 @@ struct Model<'a> {
     key: String,
     /// dbt dimension name → column.
     columns: BTreeMap<String, String>,
+    /// Computed columns (dimensions and measures whose `expr` is SQL):
+    /// name → (expression, type if known).
+    computed: BTreeMap<String, (String, Option<&'static str>)>,
     agg_time_dimension: Option<String>,
+}
+
+/// Whether a measure's `expr` needs a computed column: neither a column
+/// nor within the measure expression grammar.
+fn needs_computed(expr: &str) -> bool {
+    !is_identifier(expr) && MeasureExpr::parse(expr).is_err()
 }
 
 const GRAINS: &str = "[day, week, month, quarter, year]";
@@ -173,21 +184,43 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             continue;
         }
         let mut columns = BTreeMap::new();
+        let mut computed = BTreeMap::new();
         for d in arr(sm, "dimensions") {
             let dname = s(d, "name").unwrap_or("?");
             let col = s(d, "expr").unwrap_or(dname).trim();
             if is_identifier(col) {
                 columns.insert(dname.to_string(), col.to_string());
-            } else {
-                out.unmapped.push(Unmapped {
-                    item: format!("dimension {name}.{dname}"),
-                    reason: "a computed dimension (SQL `expr`): the grammar has no computed columns yet".into(),
-                });
+                continue;
+            }
+            // A computed dimension: a column of its own, named as dbt names it.
+            match crate::model::computed_expr_problem(col) {
+                Some(problem) if is_identifier(dname) => out.unmapped.push(Unmapped { item: format!("dimension {name}.{dname}"), reason: format!("its SQL `expr` {problem}") }),
+                _ if !is_identifier(dname) => out.unmapped.push(Unmapped { item: format!("dimension {name}.{dname}"), reason: "its name is not a plain identifier".into() }),
+                _ => {
+                    let ty = (s(d, "type") == Some("time")).then_some("timestamp");
+                    columns.insert(dname.to_string(), dname.to_string());
+                    computed.insert(dname.to_string(), (col.to_string(), ty));
+                }
+            }
+        }
+        // Measures (and the latest spec's metrics with their own aggregation)
+        // whose `expr` is SQL outside our grammar read a computed column
+        // named after them.
+        let own_metrics = arr(manifest, "metrics")
+            .iter()
+            .filter(|m| m.get("type_params").and_then(|t| t.get("metric_aggregation_params")).and_then(|p| s(p, "semantic_model")) == Some(name))
+            .filter_map(|m| Some((s(m, "name")?, s(m.get("type_params")?, "expr")?, m.get("type_params")?.get("metric_aggregation_params")?)));
+        let measures = arr(sm, "measures").iter().filter_map(|x| Some((s(x, "name")?, s(x, "expr")?, x)));
+        for (mname, expr, agg) in measures.chain(own_metrics) {
+            let expr = expr.trim();
+            if needs_computed(expr) && crate::model::computed_expr_problem(expr).is_none() && is_identifier(mname) && !computed.contains_key(mname) {
+                let ty = (s(agg, "agg") == Some("sum_boolean")).then_some("boolean");
+                computed.insert(mname.to_string(), (expr.to_string(), ty));
             }
         }
         let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
         primary_of.insert(entity.clone(), models.len());
-        models.push(Model { json: sm, entity, key, columns, agg_time_dimension });
+        models.push(Model { json: sm, entity, key, columns, computed, agg_time_dimension });
     }
     // Entities and their joins.
     for m in &models {
@@ -229,7 +262,15 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         // columns (measures read others), so the catalog supplies them.
         // Dimensions named apart from their column answer to their dbt name too.
         let aliases: Vec<String> = m.columns.iter().filter(|(d, c)| d != c).map(|(d, c)| format!("{d}: {c}")).collect();
-        let aliases = if aliases.is_empty() { String::new() } else { format!("column_aliases: {{{}}}\n", aliases.join(", ")) };
+        let mut aliases = if aliases.is_empty() { String::new() } else { format!("column_aliases: {{{}}}\n", aliases.join(", ")) };
+        // Computed columns are declared; the table's own come from the catalog.
+        if !m.computed.is_empty() {
+            aliases.push_str("columns:\n");
+            for (cname, (expr, ty)) in &m.computed {
+                let ty = ty.map(|t| format!(", type: {t}")).unwrap_or_default();
+                aliases.push_str(&format!("  - {{name: {cname}, expr: {}{ty}}}\n", q(expr)));
+            }
+        }
         let text = format!(
             "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{aliases}{}",
             m.entity,
@@ -409,9 +450,11 @@ fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>) -> Result<Vec<
     let mut out = Vec::new();
     for w in arr(f, "where_filters") {
         let text = s(w, "where_sql_template").unwrap_or("");
-        for filter in where_filter::parse(text, &resolve)? {
-            out.push(filter.to_string());
+        let (filters, any_of) = where_filter::conjuncts(where_filter::parse(text, &resolve)?);
+        if !any_of.is_empty() {
+            return Err(format!("the filter `{text}` needs OR, which a metric's own filters cannot say yet (they are ANDed)"));
         }
+        out.extend(filters.iter().map(ToString::to_string));
     }
     Ok(out)
 }
@@ -438,18 +481,19 @@ fn simple_metric(
         return Err("join_to_timespine needs the project's time spine, which the manifest does not name (project_configuration.time_spines)".into());
     }
     // The aggregation, its operand and parameters, and the model it reads.
-    let (model, agg, expr, params, non_additive, agg_time) = match (input, tp.get("metric_aggregation_params").filter(|p| !p.is_null())) {
+    // `name_of_measure` names the computed column of an `expr` outside the grammar.
+    let (model, agg, expr, params, non_additive, agg_time, name_of_measure) = match (input, tp.get("metric_aggregation_params").filter(|p| !p.is_null())) {
         (Some(input), _) => {
             let mname = s(input, "name").unwrap_or("?");
             let (model, x) = measures.get(mname).ok_or_else(|| format!("measure `{mname}` is not in a mapped semantic model"))?;
             let expr = s(x, "expr").unwrap_or(mname).to_string();
-            (*model, s(x, "agg").unwrap_or(""), expr, x.get("agg_params").cloned(), x.get("non_additive_dimension").cloned(), s(x, "agg_time_dimension").map(str::to_string))
+            (*model, s(x, "agg").unwrap_or(""), expr, x.get("agg_params").cloned(), x.get("non_additive_dimension").cloned(), s(x, "agg_time_dimension").map(str::to_string), mname)
         }
         (None, Some(p)) => {
             let sm = s(p, "semantic_model").unwrap_or("?");
             let model = models.iter().find(|m| s(m.json, "name") == Some(sm)).ok_or_else(|| format!("semantic model `{sm}` was not mapped"))?;
             let expr = s(&tp, "expr").unwrap_or(name).to_string();
-            (model, s(p, "agg").unwrap_or(""), expr, p.get("agg_params").cloned(), p.get("non_additive_dimension").cloned(), s(p, "agg_time_dimension").map(str::to_string))
+            (model, s(p, "agg").unwrap_or(""), expr, p.get("agg_params").cloned(), p.get("non_additive_dimension").cloned(), s(p, "agg_time_dimension").map(str::to_string), name)
         }
         (None, None) => return Err("neither a measure nor aggregation parameters".into()),
     };
@@ -458,6 +502,9 @@ fn simple_metric(
     let expr = expr.trim();
     if is_identifier(expr) {
         measure.push_str(&format!(", column: {expr}"));
+    } else if needs_computed(expr) && model.computed.get(name_of_measure).is_some_and(|(e, _)| e == expr) {
+        // SQL outside the grammar: the computed column named after it.
+        measure.push_str(&format!(", column: {name_of_measure}"));
     } else {
         MeasureExpr::parse(expr).map_err(|e| format!("the measure's SQL `expr` is outside the expression grammar ({e})"))?;
         measure.push_str(&format!(", expression: {}", q(expr)));

@@ -1,9 +1,11 @@
 //! MetricFlow where strings (`{{ Dimension('customer__country') }} = 'US'
 //! AND {{ TimeDimension('metric_time', 'day') }} >= '2024-01-01'`) read
-//! into our filters: a conjunction of comparisons, IN / NOT IN, IS [NOT]
-//! NULL and BETWEEN, each on a dbt name resolved to `entity.column`. Values
-//! stay values (bound as parameters later), never SQL text. OR, NOT (...),
-//! LIKE and anything else is an error naming the span it could not read.
+//! into our filters: comparisons, IN / NOT IN, IS [NOT] NULL, BETWEEN,
+//! [NOT] LIKE and a boolean dimension on its own, each on a dbt name
+//! resolved to `entity.column`, combined with AND, OR, NOT and parentheses
+//! into a `Condition` (NOT pushed into the atoms). Values stay values (bound
+//! as parameters later), never SQL text. Anything else is an error naming
+//! the span it could not read.
 //!
 //! A `TimeDimension` at a grain compares the period the column falls in
 //! (ISO weeks): the comparison becomes bounds on the column itself at
@@ -16,6 +18,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value as Json};
+
+use crate::model::{Condition, FilterOp};
 
 /// One filter in our terms: `{column, op, value}` as get_metric and the
 /// metric grammar take it.
@@ -215,129 +219,244 @@ fn period_bounds(grain: Period, op: &str, d: &Json) -> Option<Vec<(&'static str,
     })
 }
 
-/// Parses `text`; `resolve` maps a reference (kind, dbt name) to our
-/// `entity.column`, or says why it cannot.
-pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>) -> Result<Vec<Filter>, String> {
-    let toks = tokenize(text)?;
-    let mut out = Vec::new();
-    let mut i = 0;
-    let at = |i: usize| toks.get(i).map(|(p, _)| *p).unwrap_or(text.len());
-    // Parentheses around the whole of a conjunct are allowed and ignored.
-    let mut depth = 0usize;
-    loop {
-        while matches!(toks.get(i), Some((_, Tok::Open))) {
-            depth += 1;
-            i += 1;
+/// How deep parentheses and NOTs may nest: far beyond any hand-written
+/// filter, and well within the stack.
+const MAX_DEPTH: usize = 32;
+
+/// A recursive-descent reader over the tokens:
+/// `or := and (OR and)*`, `and := unary (AND unary)*`,
+/// `unary := NOT unary | ( or ) | predicate`. `NOT` is carried down as a
+/// flag and applied to the atoms (De Morgan), so the tree has none.
+struct Parser<'a> {
+    text: &'a str,
+    toks: Vec<(usize, Tok)>,
+    i: usize,
+    resolve: &'a dyn Fn(&str, &str) -> Result<String, String>,
+}
+
+type Cond = Condition<Filter>;
+
+fn atom(column: &str, op: &str, value: Option<Json>) -> Cond {
+    let mut f = json!({"column": column, "op": op});
+    if let (Some(v), Some(o)) = (value, f.as_object_mut()) {
+        o.insert("value".into(), v);
+    }
+    Condition::Atom(f)
+}
+
+/// `All` of the branches (or `Any` when negated), one level flattened.
+fn join(all: bool, branches: Vec<Cond>) -> Cond {
+    let mut flat = Vec::new();
+    for b in branches {
+        match b {
+            Condition::All(inner) if all => flat.extend(inner),
+            Condition::Any(inner) if !all => flat.extend(inner),
+            other => flat.push(other),
         }
-        let Some((_, Tok::Ref(kind, name, grain))) = toks.get(i) else {
-            return Err(err(text, at(i), "expected a {{ Dimension(...) }} reference"));
+    }
+    match <[Cond; 1]>::try_from(flat) {
+        Ok([only]) => only,
+        Err(many) if all => Condition::All(many),
+        Err(many) => Condition::Any(many),
+    }
+}
+
+impl Parser<'_> {
+    fn at(&self, i: usize) -> usize {
+        self.toks.get(i).map(|(p, _)| *p).unwrap_or(self.text.len())
+    }
+
+    fn fail(&self, i: usize, what: &str) -> String {
+        err(self.text, self.at(i), what)
+    }
+
+    fn word(&self, i: usize, w: &str) -> bool {
+        matches!(self.toks.get(i), Some((_, Tok::Word(x))) if x == w)
+    }
+
+    fn literal(&self, i: usize) -> Result<Json, String> {
+        self.toks.get(i).and_then(|(_, t)| literal(t)).ok_or_else(|| self.fail(i, "expected a literal"))
+    }
+
+    fn or(&mut self, negated: bool, depth: usize) -> Result<Cond, String> {
+        let mut branches = vec![self.and(negated, depth)?];
+        while self.word(self.i, "OR") {
+            self.i += 1;
+            branches.push(self.and(negated, depth)?);
+        }
+        // NOT (a OR b) is NOT a AND NOT b.
+        Ok(join(negated, branches))
+    }
+
+    fn and(&mut self, negated: bool, depth: usize) -> Result<Cond, String> {
+        let mut branches = vec![self.unary(negated, depth)?];
+        while self.word(self.i, "AND") {
+            self.i += 1;
+            branches.push(self.unary(negated, depth)?);
+        }
+        Ok(join(!negated, branches))
+    }
+
+    fn unary(&mut self, negated: bool, depth: usize) -> Result<Cond, String> {
+        if depth >= MAX_DEPTH {
+            return Err(self.fail(self.i, &format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        if self.word(self.i, "NOT") {
+            self.i += 1;
+            return self.unary(!negated, depth + 1);
+        }
+        if matches!(self.toks.get(self.i), Some((_, Tok::Open))) {
+            self.i += 1;
+            let inner = self.or(negated, depth + 1)?;
+            if !matches!(self.toks.get(self.i), Some((_, Tok::Close))) {
+                return Err(self.fail(self.i, "expected `)`"));
+            }
+            self.i += 1;
+            return Ok(inner);
+        }
+        self.predicate(negated)
+    }
+
+    /// One comparison on one reference, negated when asked.
+    fn predicate(&mut self, negated: bool) -> Result<Cond, String> {
+        let i = self.i;
+        let Some((_, Tok::Ref(kind, name, grain))) = self.toks.get(i) else {
+            return Err(self.fail(i, "expected a {{ Dimension(...) }} reference"));
         };
-        let column = resolve(kind, name).map_err(|e| err(text, at(i), &e))?;
-        i += 1;
+        let column = (self.resolve)(kind, name).map_err(|e| self.fail(i, &e))?;
         // A time dimension at a grain compares its period's start.
         let period = match grain.as_deref() {
             None => None,
-            Some(g) => Some(Period::parse(g).ok_or_else(|| err(text, at(i - 1), &format!("`{g}` is not a grain (day, week, month, quarter, year)")))?),
+            Some(g) => Some(Period::parse(g).ok_or_else(|| self.fail(i, &format!("`{g}` is not a grain (day, week, month, quarter, year)")))?),
         };
-        let day_grain = period.is_some();
-        let bounds = |op: &str, v: &Json, at: usize| -> Result<Vec<(&'static str, Json)>, String> {
-            period.and_then(|p| period_bounds(p, op, v)).ok_or_else(|| err(text, at, "expected a date (YYYY-MM-DD)"))
-        };
-        let mut push = |op: &str, value: Option<Json>| {
-            let mut f = json!({"column": column, "op": op});
-            if let (Some(v), Some(o)) = (value, f.as_object_mut()) {
-                o.insert("value".into(), v);
-            }
-            out.push(f);
-        };
-        match toks.get(i).map(|(_, t)| t) {
-            Some(Tok::Op(op)) => {
-                let v = toks.get(i + 1).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 1), "expected a literal"))?;
-                let ours = match op.as_str() {
-                    "=" => "eq",
-                    "!=" | "<>" => "ne",
-                    "<" => "lt",
-                    "<=" => "lte",
-                    ">" => "gt",
-                    _ => "gte",
-                };
-                match (day_grain, ours) {
-                    (true, "ne") => return Err(err(text, at(i), "`!=` on a time dimension at a grain is not supported yet")),
-                    (true, _) => {
-                        for (op, bound) in bounds(ours, &v, at(i + 1))? {
-                            push(op, Some(bound));
-                        }
-                    }
-                    _ => push(ours, Some(v)),
+        let i = i + 1;
+        // `op value` on the column, or on its period as bounds.
+        let compare = |op: &str, v: Json, at: usize| -> Result<Cond, String> {
+            match period {
+                None => Ok(atom(&column, op, Some(v))),
+                Some(p) => {
+                    let bounds = period_bounds(p, op, &v).ok_or_else(|| self.fail(at, "expected a date (YYYY-MM-DD)"))?;
+                    Ok(join(true, bounds.into_iter().map(|(op, b)| atom(&column, op, Some(b))).collect()))
                 }
-                i += 2;
+            }
+        };
+        let (cond, next) = match self.toks.get(i).map(|(_, t)| t) {
+            Some(Tok::Op(op)) => {
+                let v = self.literal(i + 1)?;
+                let cond = match op.as_str() {
+                    "=" => compare("eq", v, i + 1)?,
+                    // `!=` is `NOT =`, also on a period.
+                    "!=" | "<>" => negate(compare("eq", v, i + 1)?),
+                    "<" => compare("lt", v, i + 1)?,
+                    "<=" => compare("lte", v, i + 1)?,
+                    ">" => compare("gt", v, i + 1)?,
+                    _ => compare("gte", v, i + 1)?,
+                };
+                (cond, i + 2)
             }
             Some(Tok::Word(w)) if w == "IS" => {
-                let not = matches!(toks.get(i + 1), Some((_, Tok::Word(n))) if n == "NOT");
+                let not = self.word(i + 1, "NOT");
                 let k = if not { i + 2 } else { i + 1 };
-                if !matches!(toks.get(k), Some((_, Tok::Word(n))) if n == "NULL") {
-                    return Err(err(text, at(k), "expected NULL"));
+                if !self.word(k, "NULL") {
+                    return Err(self.fail(k, "expected NULL"));
                 }
-                push(if not { "not_null" } else { "is_null" }, None);
-                i = k + 1;
+                // A period is NULL exactly when its time is.
+                (atom(&column, if not { "not_null" } else { "is_null" }, None), k + 1)
             }
-            Some(Tok::Word(w)) if w == "IN" || w == "NOT" || w == "BETWEEN" => {
-                if w == "BETWEEN" {
-                    let lo = toks.get(i + 1).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 1), "expected a literal"))?;
-                    if !matches!(toks.get(i + 2), Some((_, Tok::Word(a))) if a == "AND") {
-                        return Err(err(text, at(i + 2), "expected AND"));
+            Some(Tok::Word(w)) if ["IN", "NOT", "BETWEEN", "LIKE"].contains(&w.as_str()) => {
+                let not = w == "NOT";
+                let k = if not { i + 1 } else { i };
+                let (cond, next) = if self.word(k, "BETWEEN") {
+                    let lo = self.literal(k + 1)?;
+                    if !self.word(k + 2, "AND") {
+                        return Err(self.fail(k + 2, "expected AND"));
                     }
-                    let hi = toks.get(i + 3).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(i + 3), "expected a literal"))?;
-                    if day_grain {
-                        for (op, bound) in bounds("gte", &lo, at(i + 1))?.into_iter().chain(bounds("lte", &hi, at(i + 3))?) {
-                            push(op, Some(bound));
-                        }
-                    } else {
-                        push("gte", Some(lo));
-                        push("lte", Some(hi));
+                    let hi = self.literal(k + 3)?;
+                    (join(true, vec![compare("gte", lo, k + 1)?, compare("lte", hi, k + 3)?]), k + 4)
+                } else if self.word(k, "LIKE") {
+                    let Some(pattern @ Json::String(_)) = self.toks.get(k + 1).and_then(|(_, t)| literal(t)) else {
+                        return Err(self.fail(k + 1, "expected a quoted pattern"));
+                    };
+                    if period.is_some() {
+                        return Err(self.fail(k, "LIKE on a time dimension at a grain"));
                     }
-                    i += 4;
-                } else {
-                    let not = w == "NOT";
-                    let k = if not { i + 1 } else { i };
-                    if !matches!(toks.get(k), Some((_, Tok::Word(n))) if n == "IN") {
-                        return Err(err(text, at(k), "expected IN (LIKE and NOT on its own are not supported yet)"));
-                    }
-                    if !matches!(toks.get(k + 1), Some((_, Tok::Open))) {
-                        return Err(err(text, at(k + 1), "expected `(`"));
+                    (atom(&column, "like", Some(pattern)), k + 2)
+                } else if self.word(k, "IN") {
+                    if !matches!(self.toks.get(k + 1), Some((_, Tok::Open))) {
+                        return Err(self.fail(k + 1, "expected `(`"));
                     }
                     let mut values = Vec::new();
                     let mut j = k + 2;
                     loop {
-                        let v = toks.get(j).and_then(|(_, t)| literal(t)).ok_or_else(|| err(text, at(j), "expected a literal"))?;
-                        values.push(v);
-                        match toks.get(j + 1).map(|(_, t)| t) {
+                        values.push((self.literal(j)?, j));
+                        match self.toks.get(j + 1).map(|(_, t)| t) {
                             Some(Tok::Comma) => j += 2,
                             Some(Tok::Close) => break,
-                            _ => return Err(err(text, at(j + 1), "expected `,` or `)`")),
+                            _ => return Err(self.fail(j + 1, "expected `,` or `)`")),
                         }
                     }
-                    if day_grain {
-                        return Err(err(text, at(i), "IN on a time dimension at a grain is not supported yet"));
-                    }
-                    push(if not { "not_in" } else { "in" }, Some(Json::Array(values)));
-                    i = j + 2;
-                }
+                    let cond = match period {
+                        None => atom(&column, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
+                        // A period in a list is one of those periods.
+                        Some(_) => join(false, values.into_iter().map(|(v, at)| compare("eq", v, at)).collect::<Result<_, _>>()?),
+                    };
+                    (cond, j + 2)
+                } else {
+                    return Err(self.fail(k, "expected IN, LIKE or BETWEEN after NOT"));
+                };
+                (if not { negate(cond) } else { cond }, next)
             }
-            _ => return Err(err(text, at(i), "expected a comparison, IN, IS [NOT] NULL or BETWEEN")),
+            // A boolean dimension on its own is true.
+            _ if period.is_none() => (atom(&column, "eq", Some(json!(true))), i),
+            _ => return Err(self.fail(i, "expected a comparison, IN, IS [NOT] NULL, BETWEEN or LIKE")),
+        };
+        self.i = next;
+        Ok(if negated { negate(cond) } else { cond })
+    }
+}
+
+/// `NOT c`, pushed into the atoms.
+fn negate(c: Cond) -> Cond {
+    match c {
+        Condition::Atom(mut f) => {
+            let op = f.get("op").and_then(Json::as_str).and_then(FilterOp::parse).map(FilterOp::negated);
+            if let Some(op) = op {
+                crate::json::set(&mut f, "op", json!(op.as_str()));
+            }
+            Condition::Atom(f)
         }
-        while depth > 0 && matches!(toks.get(i), Some((_, Tok::Close))) {
-            depth -= 1;
-            i += 1;
-        }
-        match toks.get(i) {
-            None if depth == 0 => return Ok(out),
-            None => return Err(err(text, text.len(), "an unclosed `(`")),
-            Some((_, Tok::Word(w))) if w == "AND" => i += 1,
-            Some((p, Tok::Word(w))) if w == "OR" => return Err(err(text, *p, "OR is not supported yet (only AND)")),
-            Some((p, _)) => return Err(err(text, *p, "expected AND")),
+        Condition::All(cs) => join(false, cs.into_iter().map(negate).collect()),
+        Condition::Any(cs) => join(true, cs.into_iter().map(negate).collect()),
+    }
+}
+
+/// Parses `text` into a condition whose atoms are our filters; `resolve`
+/// maps a reference (kind, dbt name) to our `entity.column`, or says why
+/// it cannot.
+pub fn parse(text: &str, resolve: &dyn Fn(&str, &str) -> Result<String, String>) -> Result<Cond, String> {
+    let mut p = Parser { text, toks: tokenize(text)?, i: 0, resolve };
+    let c = p.or(false, 0)?;
+    match p.toks.get(p.i) {
+        None => Ok(c),
+        Some((_, Tok::Close)) => Err(p.fail(p.i, "an unmatched `)`")),
+        Some(_) => Err(p.fail(p.i, "expected AND, OR or the end")),
+    }
+}
+
+/// A condition as its conjuncts: the plain filters, and the disjunctions.
+pub fn conjuncts(c: Cond) -> (Vec<Filter>, Vec<Cond>) {
+    let parts = match c {
+        Condition::All(cs) => cs,
+        other => vec![other],
+    };
+    let (mut filters, mut any_of) = (Vec::new(), Vec::new());
+    for part in parts {
+        match part {
+            Condition::Atom(f) => filters.push(f),
+            other => any_of.push(other),
         }
     }
+    (filters, any_of)
 }
 
 /// A resolver over the import's dbt names: `Dimension('customer__country')`
@@ -377,13 +496,18 @@ mod tests {
         let n = names();
         let ids = BTreeMap::new();
         let r = resolver(&n, &ids, Some("order.ordered_at"));
-        let f = parse("{{ Dimension('customer__country') }} = 'US' AND {{ Dimension('order__status') }} IN ('a', 'b')", &r).unwrap();
+        let all = |text: &str| {
+            let (filters, any_of) = conjuncts(parse(text, &r).unwrap());
+            assert!(any_of.is_empty(), "{text}: {any_of:?}");
+            filters
+        };
+        let f = all("{{ Dimension('customer__country') }} = 'US' AND {{ Dimension('order__status') }} IN ('a', 'b')");
         assert_eq!(f, vec![json!({"column": "customer.country", "op": "eq", "value": "US"}), json!({"column": "order.status", "op": "in", "value": ["a", "b"]})]);
-        let f = parse("{{ TimeDimension('metric_time', 'day') }} <= '2024-01-31'", &r).unwrap();
+        let f = all("{{ TimeDimension('metric_time', 'day') }} <= '2024-01-31'");
         assert_eq!(f, vec![json!({"column": "order.ordered_at", "op": "lt", "value": "2024-02-01"})]);
-        let f = parse("({{ Dimension('customer__country') }} IS NOT NULL)", &r).unwrap();
+        let f = all("({{ Dimension('customer__country') }} IS NOT NULL)");
         assert_eq!(f, vec![json!({"column": "customer.country", "op": "not_null"})]);
-        let f = parse("{{ Dimension('order__customer__country') }} != 'it''s'", &r).unwrap();
+        let f = all("{{ Dimension('order__customer__country') }} != 'it''s'");
         assert_eq!(f, vec![json!({"column": "customer.country", "op": "ne", "value": "it's"})]);
     }
 
@@ -414,10 +538,10 @@ mod tests {
             x
         };
         for g in ["day", "week", "month", "quarter", "year"] {
-            for op in ["=", "<", "<=", ">", ">="] {
+            for op in ["=", "<", "<=", ">", ">=", "!="] {
                 for d in days.iter().step_by(3) {
                     let text = format!("{{{{ TimeDimension('metric_time', '{g}') }}}} {op} '{d}'");
-                    let filters = parse(&text, &r).unwrap();
+                    let cond = parse(&text, &r).unwrap();
                     for t in &days {
                         let tt = trunc(g, *t);
                         let want = match op {
@@ -425,20 +549,78 @@ mod tests {
                             "<" => tt < *d,
                             "<=" => tt <= *d,
                             ">" => tt > *d,
+                            "!=" => tt != *d,
                             _ => tt >= *d,
                         };
-                        let got = filters.iter().all(|f| {
+                        let got = holds(&cond, &|f: &Filter| {
                             let b = NaiveDate::parse_from_str(f["value"].as_str().unwrap(), "%Y-%m-%d").unwrap();
                             match f["op"].as_str().unwrap() {
                                 "gte" => *t >= b,
-                                _ => *t < b,
+                                "lt" => *t < b,
+                                other => panic!("{other}"),
                             }
                         });
-                        assert_eq!(got, want, "{text} at {t}: {filters:?}");
+                        assert_eq!(got, want, "{text} at {t}: {cond:?}");
                     }
                 }
             }
         }
+    }
+
+    /// Whether the condition holds where each atom holds as `atom` says.
+    fn holds(c: &Cond, atom: &dyn Fn(&Filter) -> bool) -> bool {
+        match c {
+            Condition::Atom(f) => atom(f),
+            Condition::All(cs) => cs.iter().all(|c| holds(c, atom)),
+            Condition::Any(cs) => cs.iter().any(|c| holds(c, atom)),
+        }
+    }
+
+    /// AND, OR, NOT and parentheses read as SQL reads them (NOT binds
+    /// tighter than AND, AND than OR), checked by evaluating both the
+    /// parsed tree and the same text as Rust booleans over every assignment
+    /// of three atoms.
+    #[test]
+    fn boolean_structure_matches_sql_precedence() {
+        let n: BTreeMap<String, String> =
+            [("a__x", "a.x"), ("a__y", "a.y"), ("a__z", "a.z")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let ids = BTreeMap::new();
+        let r = resolver(&n, &ids, None);
+        let x = "{{ Dimension('a__x') }} = 1";
+        let y = "{{ Dimension('a__y') }}";
+        let z = "{{ Dimension('a__z') }} LIKE 'q%'";
+        type Rule = fn(bool, bool, bool) -> bool;
+        let cases: Vec<(String, Rule)> = vec![
+            (format!("{x} OR {y} AND {z}"), |x, y, z| x || (y && z)),
+            (format!("({x} OR {y}) AND {z}"), |x, y, z| (x || y) && z),
+            (format!("NOT {x} OR {y}"), |x, y, _| !x || y),
+            (format!("NOT ({x} OR {y}) AND {z}"), |x, y, z| !(x || y) && z),
+            (format!("NOT (NOT {x} AND NOT ({y} OR NOT {z}))"), |x, y, z| !(!x && !(y || !z))),
+            (format!("{x} AND NOT NOT {y}"), |x, y, _| x && y),
+        ];
+        for (text, rule) in cases {
+            let cond = parse(&text, &r).unwrap();
+            for bits in 0..8u8 {
+                let (vx, vy, vz) = (bits & 1 == 1, bits & 2 == 2, bits & 4 == 4);
+                // An atom holds as its (possibly negated) op says of the assignment.
+                let got = holds(&cond, &|f: &Filter| {
+                    let truth = match f["column"].as_str().unwrap() {
+                        "a.x" => vx,
+                        "a.y" => vy,
+                        _ => vz,
+                    };
+                    match f["op"].as_str().unwrap() {
+                        "eq" | "like" => truth,
+                        "ne" | "not_like" => !truth,
+                        other => panic!("{other}"),
+                    }
+                });
+                assert_eq!(got, rule(vx, vy, vz), "{text} at x={vx} y={vy} z={vz}: {cond:?}");
+            }
+        }
+        let (plain, any_of) = conjuncts(parse(&format!("({x} OR {y}) AND NOT {z}"), &r).unwrap());
+        assert_eq!(plain, vec![json!({"column": "a.z", "op": "not_like", "value": "q%"})]);
+        assert_eq!(any_of.len(), 1);
     }
 
     #[test]
@@ -447,7 +629,15 @@ mod tests {
         let ids = BTreeMap::new();
         let r = resolver(&n, &ids, None);
         let e = parse("{{ Dimension('customer__country') }} = 'US' OR 1 = 1", &r).unwrap_err();
-        assert!(e.contains("OR") && e.contains("OR 1 = 1"), "{e}");
+        assert!(e.contains("expected a {{ Dimension") && e.contains("at `1 = 1`"), "{e}");
+        let e = parse("({{ Dimension('customer__country') }} = 'US'", &r).unwrap_err();
+        assert!(e.contains("expected `)`"), "{e}");
+        let e = parse("{{ Dimension('customer__country') }} = 'US')", &r).unwrap_err();
+        assert!(e.contains("unmatched `)`"), "{e}");
+        let deep = format!("{}{{{{ Dimension('customer__country') }}}} = 'US'{}", "(".repeat(40), ")".repeat(40));
+        assert!(parse(&deep, &r).unwrap_err().contains("nested deeper"));
+        let e = parse("{{ TimeDimension('order__ordered_at', 'day') }} LIKE '2024%'", &r).unwrap_err();
+        assert!(e.contains("LIKE on a time dimension"), "{e}");
         let e = parse("{{ Dimension('customer__country') }} = 'US'; DROP TABLE x", &r).unwrap_err();
         assert!(e.contains("unexpected character"), "{e}");
         assert!(parse("{{ Dimension('nope__x') }} = 1", &r).unwrap_err().contains("unknown dimension"));

@@ -22,38 +22,62 @@
 //!
 //! Architecture invariant: depends on `model` and the pure `dbt` parser.
 
-use super::{FilterArg, FilterValue, Issue, MetricRequest, OrderArg};
+use super::{Condition, FilterArg, FilterValue, Issue, MetricRequest, OrderArg};
 use crate::model::{is_identifier, Grain, Literal, SemanticModel};
 
 fn malformed(argument: &str, message: String) -> Issue {
     Issue::Malformed { argument: argument.into(), message }
 }
 
-/// `TimeDimension('metric_time', 'month')` / `Dimension('customer__country')`
-/// → (name, grain); anything else → the text as a name.
-fn object_form(text: &str) -> Result<(String, Option<String>), Issue> {
+/// A name in MetricFlow's object form, read.
+struct Named {
+    name: String,
+    grain: Option<String>,
+    /// `date_part_name='dow'`.
+    part: Option<String>,
+}
+
+/// `TimeDimension('metric_time', 'month')`, `Dimension('customer__country')`,
+/// `TimeDimension('metric_time', date_part_name='dow')` → the name, grain
+/// and date part; anything else → the text as a name.
+fn object_form(text: &str) -> Result<Named, Issue> {
     let t = text.trim();
-    let Some(open) = t.find('(') else { return Ok((t.to_string(), None)) };
+    let plain = || Named { name: t.to_string(), grain: None, part: None };
+    let Some(open) = t.find('(') else { return Ok(plain()) };
     let kind = &t[..open];
     if !["TimeDimension", "Dimension", "Entity"].contains(&kind) || !t.ends_with(')') {
-        return Ok((t.to_string(), None));
+        return Ok(plain());
     }
-    if t.contains("date_part_name") {
-        return Err(malformed("group_by", format!("`{}`: date parts (date_part_name) are not supported yet", super::echo_name(t))));
+    if t.contains(".grain(") {
+        return Err(malformed("group_by", format!("`{}`: write the grain as the second argument", super::echo_name(t))));
     }
-    let args: Vec<String> = t[open + 1..t.len() - 1]
-        .split(',')
-        .map(|a| a.trim())
-        .filter(|a| !a.contains('='))
-        .map(|a| a.trim_matches(|c| c == '\'' || c == '"').to_string())
-        .collect();
-    let name = args.first().cloned().unwrap_or_default();
-    let grain = args.get(1).cloned().filter(|g| !g.is_empty());
-    let grain = match t.find(".grain(") {
-        Some(_) => return Err(malformed("group_by", format!("`{}`: write the grain as the second argument", super::echo_name(t)))),
-        None => grain,
+    let unquote = |a: &str| a.trim().trim_matches(|c| c == '\'' || c == '"').to_string();
+    let (mut positional, mut part) = (Vec::new(), None);
+    for a in t[open + 1..t.len() - 1].split(',') {
+        match a.split_once('=') {
+            Some((key, value)) if key.trim() == "date_part_name" => part = Some(unquote(value)),
+            // entity_path and friends: the name already says where it is.
+            Some(_) => {}
+            None => positional.push(unquote(a)),
+        }
+    }
+    let name = positional.first().cloned().unwrap_or_default();
+    let grain = positional.get(1).cloned().filter(|g| !g.is_empty());
+    Ok(Named { name, grain, part })
+}
+
+/// `TimeDimension(name, date_part_name=part)` as our group-by key,
+/// `entity.column__extract_<part>` (metric_time: the metric's own time).
+fn date_part_key(model: &SemanticModel, name: &str, grain: Option<&str>, part: &str, metric_time: Option<&str>, argument: &str) -> Result<String, Issue> {
+    if let Some(g) = grain {
+        return Err(malformed(argument, format!("`{}`: give a grain or a date part, not both (`{}`)", super::echo_name(name), super::echo_name(g))));
+    }
+    let column = match column_of(model, name, None) {
+        (c, None) if c == "metric_time" => metric_time.map(str::to_string).ok_or_else(|| malformed(argument, "`metric_time` needs a metric with a time dimension".into()))?,
+        (c, None) => c,
+        (_, Some(g)) => return Err(malformed(argument, format!("`{}`: give a grain or a date part, not both (`{}`)", super::echo_name(name), super::echo_name(&g)))),
     };
-    Ok((name, grain))
+    Ok(format!("{column}__extract_{part}"))
 }
 
 /// A dbt name as (our `entity.column` or `metric_time`, grain).
@@ -93,11 +117,38 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
     let mut grains: Vec<String> = Vec::new();
     let mut group_by = Vec::new();
     let mut time_dimension = None;
+    // metric_time is the first metric's time dimension (a ratio, derived
+    // or cumulative metric's: its first input's).
+    let metric_time = req.names.first().and_then(|n| model.first_simple_metric(n)).and_then(|m| m.time_dimension.as_ref()).map(|t| t.to_string());
+    // A named time dimension at a grain is the request's time bucket where
+    // it is every metric's own; elsewhere a key of its own, that column
+    // bucketed (`order.delivered_at__month`), as MetricFlow groups it.
+    let simple: Vec<&crate::model::Metric> = req
+        .names
+        .iter()
+        .flat_map(|n| match model.metric(n) {
+            Some(m) => vec![m],
+            None => model.derived.get(n).map(|d| d.inputs.iter().filter_map(|i| model.metric(&i.metric)).collect()).unwrap_or_default(),
+        })
+        .collect();
+    let every_metrics_own = |td: &str| !simple.is_empty() && simple.iter().all(|m| m.time_dimension.as_ref().is_some_and(|t| t.to_string() == td));
     for g in &req.group_by {
-        let (name, grain) = object_form(g)?;
+        let Named { name, grain, part } = object_form(g)?;
+        if let Some(part) = part {
+            group_by.push(date_part_key(model, &name, grain.as_deref(), &part, metric_time.as_deref(), "group_by")?);
+            continue;
+        }
         let (column, grain) = column_of(model, &name, grain);
+        if let Some(p) = grain.as_deref().and_then(|g| g.strip_prefix("extract_")) {
+            return Err(malformed(
+                "group_by",
+                format!("`{}`: a date part is written TimeDimension('{}', date_part_name='{}')", super::echo_name(g), super::echo_name(&name.replace(&format!("__extract_{p}"), "")), super::echo_name(p)),
+            ));
+        }
         if column == "metric_time" {
             grains.push(grain.unwrap_or_else(|| "day".into()));
+        } else if let Some(grain) = grain.clone().filter(|g| Grain::parse(g).is_some() && !every_metrics_own(&column)) {
+            group_by.push(format!("{column}__{grain}"));
         } else if let Some(grain) = grain {
             grains.push(grain);
             time_dimension = Some(column);
@@ -119,31 +170,10 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
         if out.time_dimension.as_ref().is_some_and(|t| *t != td) {
             return Err(malformed("time_dimension", format!("time_dimension and a group-by at a grain name different columns (`{td}`)")));
         }
-        // A named time dimension is the time bucket only where it is the
-        // metrics' own; another date column at a grain would be answered on
-        // the metric's own time, which is not what was asked.
-        let simple: Vec<&crate::model::Metric> = req
-            .names
-            .iter()
-            .flat_map(|n| match model.metric(n) {
-                Some(m) => vec![m],
-                None => model.derived.get(n).map(|d| d.inputs.iter().filter_map(|i| model.metric(&i.metric)).collect()).unwrap_or_default(),
-            })
-            .collect();
-        if let Some(other) = simple.iter().find(|m| m.time_dimension.as_ref().map(|t| t.to_string()) != Some(td.clone())) {
-            let own = other.time_dimension.as_ref().map(|t| format!("`{t}`")).unwrap_or_else(|| "none".into());
-            return Err(malformed(
-                "group_by",
-                format!(
-                    "grouping by `{td}` at a grain is supported only where it is the metric's own time dimension; `{}` has {own} (use metric_time__<grain>)",
-                    other.name
-                ),
-            ));
-        }
         out.time_dimension = Some(td);
     }
-    for f in out.filters.iter_mut() {
-        let (name, _) = object_form(&f.column)?;
+    for f in out.filters.iter_mut().chain(out.any_of.iter_mut().flat_map(Condition::atoms_mut)) {
+        let Named { name, .. } = object_form(&f.column)?;
         f.column = column_of(model, &name, None).0;
     }
     out.order_by = req
@@ -158,9 +188,14 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
             let column = if is_metric || text.contains('.') || text.starts_with("metric_time") {
                 text.to_string()
             } else {
-                let (name, grain) = object_form(text)?;
+                let Named { name, grain, part } = object_form(text)?;
+                if let Some(part) = part {
+                    return Ok(OrderArg { column: date_part_key(model, &name, grain.as_deref(), &part, metric_time.as_deref(), "order_by")?, direction });
+                }
                 match column_of(model, &name, grain) {
-                    // A time dimension at a grain is the request's time bucket.
+                    // A time dimension at a grain is the request's time
+                    // bucket where it is the metrics' own, else its own key.
+                    (c, Some(g)) if Grain::parse(&g).is_some() && !every_metrics_own(&c) => format!("{c}__{g}"),
                     (_, Some(g)) => format!("metric_time__{g}"),
                     (c, None) => c,
                 }
@@ -168,9 +203,6 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
             Ok(OrderArg { column, direction })
         })
         .collect::<Result<_, _>>()?;
-    // metric_time in a where string is the first metric's time dimension
-    // (a ratio, derived or cumulative metric's: its first input's).
-    let metric_time = req.names.first().and_then(|n| model.first_simple_metric(n)).and_then(|m| m.time_dimension.as_ref()).map(|t| t.to_string());
     for w in &req.where_strings {
         let resolve = |kind: &str, name: &str| -> Result<String, String> {
             if name == "metric_time" {
@@ -192,9 +224,14 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
                 Err(format!("`{name}` is not a dimension name"))
             }
         };
-        let filters = crate::dbt::where_filter::parse(w, &resolve).map_err(|e| malformed("where", super::echo_name(&e)))?;
-        for f in filters {
-            out.filters.push(filter_arg(&f).ok_or_else(|| malformed("where", "a value that is not a string, number or boolean".into()))?);
+        let cond = crate::dbt::where_filter::parse(w, &resolve).map_err(|e| malformed("where", super::echo_name(&e)))?;
+        let (filters, any_of) = crate::dbt::where_filter::conjuncts(cond);
+        let arg = |f: &serde_json::Value| filter_arg(f).ok_or_else(|| malformed("where", "a value that is not a string, number or boolean".into()));
+        for f in &filters {
+            out.filters.push(arg(f)?);
+        }
+        for c in &any_of {
+            out.any_of.push(c.try_map(&mut |f| arg(f))?);
         }
     }
     out.where_strings.clear();
@@ -251,6 +288,9 @@ mod tests {
         assert_eq!((r.time_grain.as_deref(), r.group_by.clone()), (Some("day"), vec!["customer.country".to_string()]));
         let r = normalize(&m, &req(&["order__ordered_at__month"])).unwrap();
         assert_eq!((r.time_grain.as_deref(), r.time_dimension.as_deref()), (Some("month"), Some("order.ordered_at")));
+        // Date parts: of metric_time (the metric's own time) or of a named time dimension.
+        let r = normalize(&m, &req(&["TimeDimension('metric_time', date_part_name='dow')", "TimeDimension('order__shipped_at', date_part_name=\"month\")"])).unwrap();
+        assert_eq!((r.time_grain.clone(), r.group_by.clone()), (None, vec!["order.ordered_at__extract_dow".to_string(), "order.shipped_at__extract_month".to_string()]));
         // Ours pass untouched.
         let r = normalize(&m, &req(&["customer.country"])).unwrap();
         assert_eq!(r.group_by, vec!["customer.country".to_string()]);
@@ -268,11 +308,14 @@ mod tests {
     fn what_would_answer_something_else_is_refused() {
         let m = model();
         // Another date column at a grain: not answered on the metric's own date.
-        assert!(normalize(&m, &req(&["order__shipped_at__month"])).is_err());
+        // Another date column at a grain is a key of its own, not the time bucket.
+        let r = normalize(&m, &req(&["order__shipped_at__month", "metric_time__day"])).unwrap();
+        assert_eq!((r.time_grain.as_deref(), r.group_by.clone()), (Some("day"), vec!["order.shipped_at__month".to_string()]));
         assert!(normalize(&m, &req(&["metric_time__month", "metric_time__day"])).is_err());
         let mut conflicting = req(&["metric_time__month"]);
         conflicting.time_grain = Some("day".into());
         assert!(normalize(&m, &conflicting).is_err());
-        assert!(normalize(&m, &req(&["TimeDimension('metric_time', date_part_name='dow')"])).is_err());
+        assert!(matches!(normalize(&m, &req(&["metric_time__extract_dow"])).unwrap_err(), Issue::Malformed { message, .. } if message.contains("date_part_name='dow'")));
+        assert!(normalize(&m, &req(&["TimeDimension('metric_time', 'day', date_part_name='dow')"])).is_err());
     }
 }

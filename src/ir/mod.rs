@@ -15,7 +15,8 @@ mod issue;
 mod resolve;
 mod value;
 
-use crate::model::{ColumnRef, ConversionCounts, CumulativeWindow, FilterOp, Grain, Interval, Literal, PeriodAgg};
+pub use crate::model::Condition;
+use crate::model::{ColumnRef, ConversionCounts, DatePart, CumulativeWindow, FilterOp, Grain, Interval, Literal, PeriodAgg};
 
 pub use issue::{ColumnRole, Issue};
 pub use resolve::{echo as echo_name, resolve};
@@ -55,6 +56,9 @@ pub struct MetricRequest {
     /// MetricFlow where strings (`{{ Dimension('customer__country') }} =
     /// 'US'`), ANDed with `filters`.
     pub where_strings: Vec<String>,
+    /// Disjunctions ANDed with `filters` (where strings with OR): each holds
+    /// when one of its branches does.
+    pub any_of: Vec<Condition<FilterArg>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -87,12 +91,14 @@ pub struct OrderArg {
 pub struct MetricQuery {
     pub metric: String,
     pub anchor: String,
-    pub group_by: Vec<ColumnRef>,
+    pub group_by: Vec<GroupColumn>,
     pub time_grain: Option<Grain>,
     /// The caller's choice of time dimension, if any; the planner decides
     /// which one is used (the metric's own wins).
     pub time_dimension: Option<ColumnRef>,
     pub filters: Vec<Filter>,
+    /// Disjunctions ANDed with `filters` (see `Condition`).
+    pub any_of: Vec<Condition<Filter>>,
     pub order_by: Vec<OrderKey>,
     pub limit: u32,
     pub via: Vec<String>,
@@ -235,6 +241,39 @@ pub enum OutputRef {
 pub struct OrderKey {
     pub target: OutputRef,
     pub descending: bool,
+}
+
+/// A group-by key: a column, a part of a date column
+/// (`<entity>.<column>__extract_<part>`, MetricFlow's suffix) or a date
+/// column at a grain that is not the request's time bucket
+/// (`<entity>.<column>__<grain>`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroupColumn {
+    pub column: ColumnRef,
+    pub derived: Option<Derived>,
+}
+
+/// What a group-by key takes of a date column instead of its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Derived {
+    Part(DatePart),
+    Bucket(Grain),
+}
+
+impl GroupColumn {
+    pub fn plain(column: ColumnRef) -> Self {
+        GroupColumn { column, derived: None }
+    }
+}
+
+impl std::fmt::Display for GroupColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.derived {
+            None => write!(f, "{}", self.column),
+            Some(Derived::Part(p)) => write!(f, "{}__extract_{}", self.column, p.as_str()),
+            Some(Derived::Bucket(g)) => write!(f, "{}__{}", self.column, g.as_str()),
+        }
+    }
 }
 
 /// The output name of a time bucket: `<entity>.<column>__<grain>`.

@@ -3,7 +3,7 @@
 //! an agent reads them (metric, limit, group_by, grain, filters, order, via).
 
 use super::*;
-use crate::model::{close_matches, is_identifier, CheckedModel, Entity, FilterOp, OpArity, SemanticModel};
+use crate::model::{close_matches, is_identifier, CheckedModel, DatePart, Entity, FilterOp, OpArity, SemanticModel};
 
 pub use crate::model::echo;
 
@@ -16,7 +16,7 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
     let lists = [
         ("names", req.names.len(), MAX_NAMES),
         ("group_by", req.group_by.len(), MAX_GROUP_BY),
-        ("filters", req.filters.len(), MAX_FILTERS),
+        ("filters", req.filters.len() + req.any_of.iter().map(|c| c.atoms().len()).sum::<usize>(), MAX_FILTERS),
         ("order_by", req.order_by.len(), MAX_ORDER_BY),
         ("via", req.via.len(), MAX_VIA),
         ("where", req.where_strings.len(), MAX_FILTERS),
@@ -30,7 +30,7 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
     };
     let names = req.names.iter().map(|n| ("names", n))
         .chain(req.group_by.iter().map(|n| ("group_by", n)))
-        .chain(req.filters.iter().map(|f| ("filters", &f.column)))
+        .chain(req.filters.iter().chain(req.any_of.iter().flat_map(Condition::atoms)).map(|f| ("filters", &f.column)))
         .chain(req.order_by.iter().map(|o| ("order_by", &o.column)))
         .chain(req.via.iter().map(|v| ("via", v)))
         .chain(req.time_dimension.iter().map(|t| ("time_dimension", t)));
@@ -45,7 +45,7 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
             message: format!("a where string of {} characters, more than the limit of {MAX_VALUE_CHARS}", w.chars().count()),
         });
     }
-    for f in &req.filters {
+    for f in req.filters.iter().chain(req.any_of.iter().flat_map(Condition::atoms)) {
         let values: &[Literal] = match &f.value {
             FilterValue::None => &[],
             FilterValue::Scalar(v) => std::slice::from_ref(v),
@@ -78,6 +78,8 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     // MetricFlow's names (`customer__country`, `metric_time__month`, where strings) become ours first.
     let normalized = super::dbt_names::normalize(model, req)?;
     let req = &normalized;
+    // Where strings became filters: they are bounded like the others.
+    within_bounds(req)?;
     within_bounds(req)?;
     // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
     let mut requested: Vec<&str> = Vec::new();
@@ -103,9 +105,9 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
             })
         }
     };
-    let mut group_by: Vec<ColumnRef> = Vec::new();
+    let mut group_by: Vec<GroupColumn> = Vec::new();
     for g in &req.group_by {
-        let c = column(model, g, ColumnRole::GroupBy)?;
+        let c = group_column(model, g)?;
         if !group_by.contains(&c) {
             group_by.push(c);
         }
@@ -139,6 +141,13 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
             request_filters.push(f);
         }
     }
+    let mut request_any_of: Vec<Condition<Filter>> = Vec::new();
+    for c in &req.any_of {
+        let c = c.try_map(&mut |f| filter(model, f))?;
+        if !request_any_of.contains(&c) {
+            request_any_of.push(c);
+        }
+    }
     let order_by = order_keys(model, &requested, &group_by, time_grain, &req.order_by)?;
     for v in &req.via {
         if model.join(v).is_none() {
@@ -163,6 +172,7 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
             time_grain,
             time_dimension: time_dimension.clone(),
             filters,
+            any_of: request_any_of.clone(),
             order_by: order_by.clone(),
             limit,
             via: via.clone(),
@@ -266,6 +276,7 @@ fn metric_filters(model: &SemanticModel, m: &crate::model::Metric, extra: &[crat
     let mut filters: Vec<Filter> = Vec::new();
     for f in m.filters.iter().chain(extra) {
         let values = typed_values(model, &f.column, f.op, &f.values)?;
+        check_like(model, &f.column, f.op, &values, "name")?;
         filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
     }
     Ok(filters)
@@ -374,7 +385,24 @@ fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
         (_, _) => return Err(malformed_filter(&column, format!("`{}` needs a value", op.as_str()))),
     };
     let values = typed_values(model, &column, op, &literals)?;
+    check_like(model, &column, op, &values, "filters")?;
     Ok(Filter { column, op, values, from_metric: false })
+}
+
+/// `like` reads text: a text column and a text pattern.
+fn check_like(model: &SemanticModel, column: &ColumnRef, op: FilterOp, values: &[Value], argument: &str) -> Result<(), Issue> {
+    if !matches!(op, FilterOp::Like | FilterOp::NotLike) {
+        return Ok(());
+    }
+    let class = model.entity(&column.entity).and_then(|e| e.column(&column.column)).map_or(crate::model::TypeClass::Unknown, |c| c.type_class());
+    let text_column = matches!(class, crate::model::TypeClass::Text | crate::model::TypeClass::Unknown);
+    if text_column && values.iter().all(|v| matches!(v, Value::Text(_))) {
+        return Ok(());
+    }
+    Err(Issue::Malformed {
+        argument: argument.into(),
+        message: format!("filter on `{column}`: `{}` compares text with a text pattern (`%` any characters, `_` one)", op.as_str()),
+    })
 }
 
 fn malformed_filter(column: &ColumnRef, message: String) -> Issue {
@@ -403,10 +431,58 @@ fn typed_values(
         .collect()
 }
 
+/// `entity.column`, `entity.column__extract_<part>` or
+/// `entity.column__<grain>` (the latter two on a date or timestamp column).
+fn group_column(model: &SemanticModel, text: &str) -> Result<GroupColumn, Issue> {
+    let derived = match text.rsplit_once("__") {
+        Some((name, suffix)) if name.contains('.') && !column_exists(model, text) => {
+            let derived = match suffix.strip_prefix("extract_") {
+                Some(part) => DatePart::parse(part).map(Derived::Part).ok_or_else(|| Issue::Malformed {
+                    argument: "group_by".into(),
+                    message: format!("`{}`: `{}` is not a date part; use one of {}", echo(text), echo(part), DatePart::names().join(", ")),
+                })?,
+                None => match Grain::parse(suffix) {
+                    Some(g) => Derived::Bucket(g),
+                    // Not a grain: the whole text is a (misspelt) column.
+                    None => return Ok(GroupColumn::plain(column(model, text, ColumnRole::GroupBy)?)),
+                },
+            };
+            Some((name, derived))
+        }
+        _ => None,
+    };
+    let Some((name, derived)) = derived else {
+        return Ok(GroupColumn::plain(column(model, text, ColumnRole::GroupBy)?));
+    };
+    let c = column(model, name, ColumnRole::GroupBy)?;
+    let what = match derived {
+        Derived::Part(p) => p.as_str(),
+        Derived::Bucket(g) => g.as_str(),
+    };
+    let class = model.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(crate::model::TypeClass::Unknown, |col| col.type_class());
+    if class != crate::model::TypeClass::Unknown && !class.is_temporal() {
+        return Err(Issue::Malformed {
+            argument: "group_by".into(),
+            message: format!("`{}`: `{c}` is not a date or timestamp column, so it has no {what}", echo(text)),
+        });
+    }
+    if let (Derived::Bucket(g), crate::model::TypeClass::Date) = (derived, class) {
+        if g < Grain::Day {
+            return Err(Issue::GrainMismatch { dimension: c.to_string(), grain: g, allowed: Grain::ALL.into_iter().filter(|g| *g >= Grain::Day).collect() });
+        }
+    }
+    Ok(GroupColumn { column: c, derived: Some(derived) })
+}
+
+/// Whether `entity.column` (as written) names a column of the model.
+fn column_exists(model: &SemanticModel, text: &str) -> bool {
+    text.split_once('.').and_then(|(e, c)| model.entity(e).map(|e| e.column(e.resolve_alias(c)).is_some())).unwrap_or(false)
+}
+
 fn order_keys(
     model: &SemanticModel,
     metrics: &[&str],
-    group_by: &[ColumnRef],
+    group_by: &[GroupColumn],
     grain: Option<Grain>,
     args: &[OrderArg],
 ) -> Result<Vec<OrderKey>, Issue> {

@@ -406,7 +406,8 @@ fn read_column_aliases(r: &mut Reader<'_>, f: Field<'_>, columns: &[Column]) -> 
         let path = format!("column_aliases.{alias}");
         if columns.iter().any(|c| c.name == alias) {
             r.error(key.line, &path, format!("`{alias}` is a column of the entity; an alias names another column"));
-        } else if !columns.is_empty() && !columns.iter().any(|c| c.name == column) {
+        } else if columns.iter().any(|c| c.expr.is_none()) && !columns.iter().any(|c| c.name == column) {
+            // (Computed columns alone say nothing of the table's columns.)
             r.error(value.line, &path, format!("`{column}` is not a declared column"));
         } else {
             out.insert(alias, column);
@@ -458,7 +459,7 @@ fn read_identity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<String>> {
 fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
     let mut out: Vec<Column> = Vec::new();
     for (path, item) in r.list(field, "columns").unwrap_or_default() {
-        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description", "nullable"], &["name"]) else {
+        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description", "nullable", "expr"], &["name"]) else {
             continue;
         };
         let Some(name) = map.get("name").and_then(|f| r.identifier(f, &map.key_path("name"))) else {
@@ -471,7 +472,12 @@ fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
         let data_type = map.get("type").and_then(|f| r.string(f, &map.key_path("type")));
         let description = map.get("description").and_then(|f| r.string(f, &map.key_path("description")));
         let nullable = map.get("nullable").and_then(|f| r.boolean(f, &map.key_path("nullable")));
-        out.push(Column { name, data_type, description, nullable });
+        let expr = map.get("expr").and_then(|f| r.string(f, &map.key_path("expr")));
+        if let Some(problem) = expr.as_deref().and_then(super::computed_expr_problem) {
+            r.error(map.line, &map.key_path("expr"), format!("the expression of computed column `{name}` {problem}"));
+            continue;
+        }
+        out.push(Column { name, data_type, description, nullable, expr });
     }
     out
 }

@@ -11,6 +11,7 @@
 //! from above (`catalog::overlay`).
 
 mod checked;
+mod condition;
 mod diagnostic;
 mod expr;
 pub mod graph;
@@ -24,6 +25,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use checked::CheckedModel;
+pub use condition::Condition;
 pub use yaml::{documents_as_json as yaml_documents_as_json, quoted as yaml_quoted};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use expr::{ArithOp, MeasureExpr};
@@ -418,11 +420,90 @@ pub struct Column {
     pub data_type: Option<String>,
     pub description: Option<String>,
     pub nullable: Option<bool>,
+    /// A computed column: an expression over the entity's own columns, in
+    /// the engine's SQL (dbt's dimension and measure `expr`). The model
+    /// keeps it as text; `sql` parses it for the dialect it emits.
+    pub expr: Option<String>,
 }
 
 impl Column {
     pub fn type_class(&self) -> TypeClass {
         self.data_type.as_deref().map_or(TypeClass::Unknown, TypeClass::of)
+    }
+
+    /// The words of a computed column's expression that may name columns
+    /// (identifiers outside string literals; `"quoted"` ones unquoted), for
+    /// the PII check: a computed column carries the categories of every
+    /// column it may read. Over-approximates (function names and keywords
+    /// come too); the caller keeps those that are columns.
+    pub fn reads(&self) -> Vec<String> {
+        let Some(expr) = &self.expr else { return Vec::new() };
+        let mut out = Vec::new();
+        let mut chars = expr.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\'' => {
+                    // A string literal ('' is a quote inside it).
+                    while let Some(x) = chars.next() {
+                        if x == '\'' && chars.peek() != Some(&'\'') {
+                            break;
+                        }
+                        if x == '\'' {
+                            chars.next();
+                        }
+                    }
+                }
+                '"' | '`' => {
+                    let word: String = chars.by_ref().take_while(|x| *x != c).collect();
+                    out.push(word);
+                }
+                c if c.is_alphabetic() || c == '_' => {
+                    let mut word = c.to_string();
+                    while let Some(x) = chars.peek().copied().filter(|x| x.is_alphanumeric() || *x == '_') {
+                        word.push(x);
+                        chars.next();
+                    }
+                    out.push(word);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// Why a computed column's expression cannot be one SQL expression, by its
+/// shape alone (the dialect's parser has the last word when SQL is
+/// written): empty, a statement separator, a comment, or unbalanced
+/// quotes or parentheses.
+pub fn computed_expr_problem(expr: &str) -> Option<&'static str> {
+    if expr.trim().is_empty() {
+        return Some("is empty");
+    }
+    let (mut depth, mut quote): (i64, Option<char>) = (0, None);
+    let mut chars = expr.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => {
+                depth -= 1;
+                if depth < 0 {
+                    return Some("closes a parenthesis it never opened");
+                }
+            }
+            (None, ';') => return Some("holds `;`: one expression, not statements"),
+            (None, '-') if chars.peek() == Some(&'-') => return Some("holds a `--` comment"),
+            (None, '/') if chars.peek() == Some(&'*') => return Some("holds a `/*` comment"),
+            _ => {}
+        }
+    }
+    match (quote, depth) {
+        (Some(_), _) => Some("leaves a quote open"),
+        (None, 0) => None,
+        _ => Some("leaves a parenthesis open"),
     }
 }
 
@@ -506,10 +587,11 @@ impl Entity {
         self.columns.iter().map(|c| c.name.clone()).collect()
     }
 
-    /// Whether the columns are known at all. A model without declared columns
-    /// and without a catalog cannot be checked column by column.
+    /// Whether the columns are known at all. A model without declared
+    /// columns and without a catalog cannot be checked column by column
+    /// (computed columns alone say nothing of the table's).
     pub fn knows_columns(&self) -> bool {
-        !self.columns.is_empty()
+        self.columns_from_catalog || self.columns.iter().any(|c| c.expr.is_none())
     }
 }
 
@@ -714,6 +796,42 @@ impl Grain {
     }
 }
 
+/// A part of a date as a whole number (MetricFlow's date parts): the
+/// year, quarter (1-4), month (1-12), day of the month, ISO day of the
+/// week (Monday 1 to Sunday 7) and day of the year.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DatePart {
+    Year,
+    Quarter,
+    Month,
+    Day,
+    Dow,
+    Doy,
+}
+
+impl DatePart {
+    pub const ALL: [DatePart; 6] = [DatePart::Year, DatePart::Quarter, DatePart::Month, DatePart::Day, DatePart::Dow, DatePart::Doy];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        DatePart::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatePart::Year => "year",
+            DatePart::Quarter => "quarter",
+            DatePart::Month => "month",
+            DatePart::Day => "day",
+            DatePart::Dow => "dow",
+            DatePart::Doy => "doy",
+        }
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        DatePart::ALL.iter().map(|p| p.as_str()).collect()
+    }
+}
+
 /// Filter operators shared by metric definitions, tool calls and the CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FilterOp {
@@ -727,10 +845,15 @@ pub enum FilterOp {
     NotIn,
     IsNull,
     NotNull,
+    /// SQL `LIKE` on text, case-sensitive on every engine: `%` any run of
+    /// characters, `_` one character.
+    Like,
+    NotLike,
 }
 
 impl FilterOp {
-    pub const ALL: [&'static str; 10] = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is_null", "not_null"];
+    pub const ALL: [&'static str; 12] =
+        ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is_null", "not_null", "like", "not_like"];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
@@ -744,6 +867,8 @@ impl FilterOp {
             "not_in" => FilterOp::NotIn,
             "is_null" => FilterOp::IsNull,
             "not_null" => FilterOp::NotNull,
+            "like" => FilterOp::Like,
+            "not_like" => FilterOp::NotLike,
             _ => return None,
         })
     }
@@ -752,6 +877,26 @@ impl FilterOp {
     #[allow(clippy::indexing_slicing)]
     pub fn as_str(self) -> &'static str {
         FilterOp::ALL[self as usize]
+    }
+
+    /// The operator keeping exactly the rows this one does not keep, NULLs
+    /// aside: a comparison with NULL keeps no row either way, as `NOT`
+    /// of it does in SQL's three-valued logic.
+    pub fn negated(self) -> Self {
+        match self {
+            FilterOp::Eq => FilterOp::Ne,
+            FilterOp::Ne => FilterOp::Eq,
+            FilterOp::Lt => FilterOp::Gte,
+            FilterOp::Gte => FilterOp::Lt,
+            FilterOp::Lte => FilterOp::Gt,
+            FilterOp::Gt => FilterOp::Lte,
+            FilterOp::In => FilterOp::NotIn,
+            FilterOp::NotIn => FilterOp::In,
+            FilterOp::IsNull => FilterOp::NotNull,
+            FilterOp::NotNull => FilterOp::IsNull,
+            FilterOp::Like => FilterOp::NotLike,
+            FilterOp::NotLike => FilterOp::Like,
+        }
     }
 
     pub fn arity(self) -> OpArity {
@@ -959,4 +1104,29 @@ pub fn close_matches<'a>(name: &str, candidates: impl IntoIterator<Item = &'a st
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn computed(expr: &str) -> Column {
+        Column { name: "c".into(), data_type: None, description: None, nullable: None, expr: Some(expr.into()) }
+    }
+
+    #[test]
+    fn a_computed_expression_reads_the_words_outside_its_strings() {
+        let c = computed("case when \"Ship Cost\" = 0 then 'free email' when shipping_cost < 6 then 'it''s cheap' else `raw` end");
+        assert_eq!(c.reads(), ["case", "when", "Ship Cost", "then", "when", "shipping_cost", "then", "else", "raw", "end"]);
+        assert!(Column { expr: None, ..computed("") }.reads().is_empty());
+    }
+
+    #[test]
+    fn a_computed_expression_must_be_one_expression_by_its_shape() {
+        assert_eq!(computed_expr_problem("case when a = ';' then '--' end"), None);
+        assert_eq!(computed_expr_problem("coalesce(a, 'b)')"), None);
+        for bad in ["", "  ", "a; drop table t", "a -- b", "a /* b */", "f(a", "f(a))", "a = 'b", "\"a"] {
+            assert!(computed_expr_problem(bad).is_some(), "{bad}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use super::note::PlanNote;
 use super::tree::{JoinTree, SemiJoinBuilder, TreeStep};
 use super::*;
-use crate::ir::{Filter, Issue, MetricQuery, Transform};
+use crate::ir::{Condition, Filter, Issue, MetricQuery, Transform};
 use crate::model::{Aggregation, CheckedModel, ColumnRef, ConversionCounts, Grain, Measure, MeasureOperand, TypeClass};
 
 pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<ComponentPlan, Issue> {
@@ -17,16 +17,29 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     let mut notes = Vec::new();
     let mut tree = JoinTree::new(&q.anchor);
 
+    // A date part is read from the rows as they are: a metric that moves
+    // or accumulates its rows along time would need it moved too.
+    let reads_rows_as_they_are = matches!(q.transform, Transform::Plain | Transform::ConversionBase | Transform::Converted(_));
+    if let (Some(g), false) = (q.group_by.iter().find(|g| g.derived.is_some()), reads_rows_as_they_are) {
+        return Err(Issue::Malformed {
+            argument: "group_by".into(),
+            message: format!(
+                "`{g}`: `{}` moves or accumulates its rows along time, and date parts or other date columns at a grain are not supported with it yet; group by its own time (metric_time) at a grain instead",
+                q.metric
+            ),
+        });
+    }
     let (time, time_resolution) = choose_time(model, q, &mut notes)?;
     if let Some(t) = &time {
         let steps = tree.path_steps(graph, &t.dimension.entity, &q.via)?;
         tree.add(steps, &t.dimension.entity)?;
     }
     for g in &q.group_by {
-        let steps = tree.path_steps(graph, &g.entity, &q.via)?;
-        tree.add(steps, &g.entity)?;
+        let steps = tree.path_steps(graph, &g.column.entity, &q.via)?;
+        tree.add(steps, &g.column.entity)?;
     }
     let (mut filters, semi) = place_filters(graph, &mut tree, q)?;
+    let mut any_of = place_any_of(graph, &mut tree, q)?;
     let mut used: Vec<&str> = tree.steps.iter().map(|s| s.join.as_str()).collect();
     used.extend(semi.iter().flat_map(|(b, _)| b.steps.iter().map(|s| s.join.as_str())));
     let unused: Vec<String> = q.via.iter().filter(|v| !used.contains(&v.as_str())).cloned().collect();
@@ -40,7 +53,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             join: s.join.clone(),
             from_alias: from_alias.to_string(),
             from_entity: s.from.clone(),
-            to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: to.table.clone() },
+            to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: to.table.clone(), computed: computed_columns(to) },
             on: s.on.clone(),
             cardinality: s.cardinality,
             cardinality_declared: s.declared,
@@ -95,7 +108,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     let mut time = time;
     if let (Transform::Offset(shift) | Transform::OffsetKeys(shift), Some(t)) = (&q.transform, &mut time) {
         t.shift = Some(*shift);
-        for f in filters.iter_mut().filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
+        let atoms = any_of.iter_mut().flat_map(Condition::atoms_mut);
+        for f in filters.iter_mut().chain(atoms).filter(|f| f.alias == t.dimension.entity && f.column == t.dimension.column) {
             f.shift = Some((*shift, t.class));
         }
     }
@@ -167,6 +181,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             Some(ConversionCheck {
                 credit,
                 table: entity.table.clone(),
+                computed: computed_columns(entity),
                 entity: target.entity.clone(),
                 keys: target.keys.clone(),
                 base_time: base_time.column.clone(),
@@ -214,6 +229,13 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
                 .collect();
             if daily {
                 filters.retain(|f| !on_time(f));
+                // A disjunction on time would choose some days and some rows.
+                if any_of.iter().flat_map(Condition::atoms).any(on_time) {
+                    return Err(Issue::Malformed {
+                        argument: "where".into(),
+                        message: format!("`{}` is accumulated per day: a time filter on it must stand on its own, not inside OR", q.metric),
+                    });
+                }
             }
             Some(SpineKeys { table: spine.table.clone(), column: spine.column.clone(), filters: spine_filters })
         }
@@ -238,13 +260,19 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         missing,
         spine,
         metric: metric.name.clone(),
-        anchor: Relation { alias: anchor_entity.name.clone(), entity: anchor_entity.name.clone(), table: anchor_entity.table.clone() },
+        anchor: Relation {
+            alias: anchor_entity.name.clone(),
+            entity: anchor_entity.name.clone(),
+            table: anchor_entity.table.clone(),
+            computed: computed_columns(anchor_entity),
+        },
         joins,
         semi_joins,
         aggregation,
         time,
         time_resolution,
         filters,
+        any_of,
         degradations,
         notes,
         transform: q.transform.clone(),
@@ -252,11 +280,30 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         non_additive,
         conversion,
     };
+    keep_computed_read(model, metric, &mut plan, q);
     if let Some((floor, note)) = super::pii::check(model, metric, &plan, q)? {
         plan.group_floor = Some(floor);
         plan.notes.push(note);
     }
     Ok(plan)
+}
+
+/// Keeps on each relation only the computed columns the component reads
+/// (plus the anchor's identity and non-additive time, which the SQL reads
+/// too): a relation without any stays the plain table.
+fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan: &mut ComponentPlan, q: &MetricQuery) {
+    let mut read: Vec<(String, String)> = super::pii::columns_read(model, metric, plan, q).into_iter().map(|(e, c)| (e.to_string(), c.to_string())).collect();
+    let identity = model.entity(&metric.entity).map(|e| e.identity.clone()).unwrap_or_default();
+    read.extend(identity.into_iter().map(|c| (metric.entity.clone(), c)));
+    read.extend(metric.non_additive.iter().map(|na| (na.dimension.entity.clone(), na.dimension.column.clone())));
+    let keep = |entity: &str, computed: &mut Vec<(String, String)>| computed.retain(|(name, _)| read.iter().any(|(e, c)| e == entity && c == name));
+    keep(&plan.anchor.entity.clone(), &mut plan.anchor.computed);
+    for j in plan.joins.iter_mut().chain(plan.semi_joins.iter_mut().flat_map(|s| s.steps.iter_mut())) {
+        keep(&j.to.entity.clone(), &mut j.to.computed);
+    }
+    if let Some(c) = plan.conversion.as_mut() {
+        keep(&c.entity.clone(), &mut c.computed);
+    }
 }
 
 /// Places each filter: on the main query when a key already joins the
@@ -300,6 +347,31 @@ fn place_filters<'q>(
         }
     }
     Ok((filters, semi))
+}
+
+/// Places the disjunctions on the main query: every column they read is
+/// joined there (to-one, or on a to-many join the keys already make). A
+/// branch beyond a to-many join would need a semi-join of its own inside
+/// the OR, which is not written yet: refused, naming the join.
+fn place_any_of(graph: &crate::model::graph::JoinGraph, tree: &mut JoinTree, q: &MetricQuery) -> Result<Vec<Condition<PlannedFilter>>, Issue> {
+    let mut out = Vec::with_capacity(q.any_of.len());
+    for c in &q.any_of {
+        for f in c.atoms() {
+            let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
+            if let Some(s) = steps.iter().find(|s| s.cardinality.fans_out() && !tree.contains(&s.to)) {
+                return Err(Issue::Malformed {
+                    argument: "where".into(),
+                    message: format!(
+                        "`{}` inside OR (or NOT) lies across the to-many join `{}`; filter on it with AND alone (a semi-join), or group by it",
+                        f.column, s.join
+                    ),
+                });
+            }
+            tree.add(steps, &f.column.entity)?;
+        }
+        out.push(c.try_map(&mut |f: &Filter| Ok::<_, Issue>(PlannedFilter::on(&f.column.entity, f)))?);
+    }
+    Ok(out)
 }
 
 /// The alias of `entity` inside the `i`-th semi-join.

@@ -81,6 +81,9 @@ impl Display for ComponentPlan {
         for p in &self.filters {
             writeln!(f, "  where {}", filter(p))?;
         }
+        for c in &self.any_of {
+            writeln!(f, "  where {}", condition(c))?;
+        }
         for s in &self.semi_joins {
             let path: Vec<String> = s.steps.iter().map(|j| format!("{} ({})", j.to.alias, j.join)).collect();
             let conditions: Vec<String> = s.filters.iter().map(filter).collect();
@@ -141,6 +144,15 @@ fn filter(p: &PlannedFilter) -> String {
     let values: Vec<String> = p.values.iter().map(|v| v.to_json().to_string()).collect();
     let shift = p.shift.map(|(s, _)| format!(" (moved {s} later)")).unwrap_or_default();
     format!("{}.{}{shift} {} [{}]", p.alias, p.column, p.op.as_str(), values.join(", "))
+}
+
+fn condition(c: &crate::ir::Condition<PlannedFilter>) -> String {
+    let (parts, word) = match c {
+        crate::ir::Condition::Atom(p) => return filter(p),
+        crate::ir::Condition::All(cs) => (cs, " and "),
+        crate::ir::Condition::Any(cs) => (cs, " or "),
+    };
+    format!("({})", parts.iter().map(condition).collect::<Vec<_>>().join(word))
 }
 
 fn transform(t: &Transform) -> String {

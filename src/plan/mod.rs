@@ -32,6 +32,14 @@ pub struct Relation {
     /// The entity the alias stands for (semi-joins alias entities anew).
     pub entity: String,
     pub table: TableRef,
+    /// The entity's computed columns, `(name, SQL expression)`: the
+    /// relation is then the table with these columns added.
+    pub computed: Vec<(String, String)>,
+}
+
+/// The computed columns of an entity, `(name, SQL expression)`.
+pub fn computed_columns(entity: &crate::model::Entity) -> Vec<(String, String)> {
+    entity.columns.iter().filter_map(|c| c.expr.as_ref().map(|e| (c.name.clone(), e.clone()))).collect()
 }
 
 /// One LEFT JOIN from an already-joined relation to a new one.
@@ -103,6 +111,10 @@ pub struct OutputTime {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupKey {
     pub column: ColumnRef,
+    /// A part or a bucket of the (date) column, instead of its value.
+    pub derived: Option<crate::ir::Derived>,
+    /// The column's type class (a bucket of a DATE stays a DATE).
+    pub class: crate::model::TypeClass,
     pub output_name: String,
 }
 
@@ -151,6 +163,8 @@ pub struct ConversionCheck {
     pub alias: String,
     pub entity: String,
     pub table: TableRef,
+    /// The conversion entity's computed columns (see `Relation`).
+    pub computed: Vec<(String, String)>,
     /// `(anchor column, conversion column)`.
     pub keys: Vec<(String, String)>,
     /// The anchor's time column, and its type class.
@@ -229,6 +243,8 @@ pub struct ComponentPlan {
     pub time_resolution: Option<TimeResolution>,
     /// Filters on the main query (rows the keys join, and to-one columns).
     pub filters: Vec<PlannedFilter>,
+    /// Disjunctions on the main query, ANDed with `filters`.
+    pub any_of: Vec<crate::ir::Condition<PlannedFilter>>,
     pub degradations: Vec<Degradation>,
     pub notes: Vec<PlanNote>,
     pub transform: Transform,
@@ -248,6 +264,18 @@ pub struct ComponentPlan {
 impl ComponentPlan {
     pub fn fan_out_joins(&self) -> Vec<String> {
         self.joins.iter().filter(|j| j.fans_out()).map(|j| j.join.clone()).collect()
+    }
+
+    /// Every filter the component applies, wherever it stands: the main
+    /// query, its disjunctions, its semi-joins, the conversion rows and
+    /// the time spine.
+    pub fn all_filters(&self) -> impl Iterator<Item = &PlannedFilter> {
+        self.filters
+            .iter()
+            .chain(self.any_of.iter().flat_map(crate::ir::Condition::atoms))
+            .chain(self.semi_joins.iter().flat_map(|s| &s.filters))
+            .chain(self.conversion.iter().flat_map(|c| &c.filters))
+            .chain(self.spine.iter().flat_map(|s| &s.filters))
     }
 
 }
@@ -373,6 +401,11 @@ impl RequestPlan {
 /// either all are bucketed or the request has no grain they can align on.
 /// When their time dimensions differ, the bucket column is named
 /// `metric_time__<grain>`.
+/// The type class of a column (unknown when neither model nor catalog says).
+fn class_of(model: &CheckedModel, c: &ColumnRef) -> TypeClass {
+    model.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(TypeClass::Unknown, |col| col.type_class())
+}
+
 pub fn plan_request(model: &CheckedModel, resolved: &ResolvedRequest) -> Result<RequestPlan, Issue> {
     let queries = &resolved.components;
     let Some(first) = queries.first() else {
@@ -390,7 +423,8 @@ pub fn plan_request(model: &CheckedModel, resolved: &ResolvedRequest) -> Result<
             components.push(component::plan_component(model, &unmoved)?);
         }
     }
-    let group_by: Vec<GroupKey> = first.group_by.iter().map(|c| GroupKey { column: c.clone(), output_name: c.to_string() }).collect();
+    let group_by: Vec<GroupKey> =
+        first.group_by.iter().map(|g| GroupKey { column: g.column.clone(), derived: g.derived, class: class_of(model, &g.column), output_name: g.to_string() }).collect();
     let order_by = full_order(&first.order_by, time.is_some(), group_by.len());
     let combine = combine(&components, &resolved.outputs);
     Ok(RequestPlan { time, group_by, components, outputs: resolved.outputs.clone(), order_by, limit: first.limit, combine })

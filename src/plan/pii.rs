@@ -11,14 +11,18 @@ use super::{ComponentPlan, GroupFloor, JoinStep, PlanNote};
 use crate::ir::{Issue, MetricQuery, Transform};
 use crate::model::{Aggregation, Metric, SemanticModel};
 
-pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan, q: &MetricQuery) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
+/// Every `(entity, column)` a component reads anywhere: measure operands,
+/// time dimension, group-by, filters, join keys on every hop, conversion
+/// keys, time and filters, and the credited conversion measure. The PII
+/// check counts them all; the planner adds only these computed columns
+/// to their relations.
+pub(super) fn columns_read<'a>(model: &'a SemanticModel, metric: &'a Metric, plan: &'a ComponentPlan, q: &'a MetricQuery) -> Vec<(&'a str, &'a str)> {
     let anchor = metric.entity.as_str();
-    let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
-    let mut all = measure.clone();
+    let mut all: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
     all.extend(plan.time.iter().map(|t| (t.dimension.entity.as_str(), t.dimension.column.as_str())));
-    let group_by: Vec<(&str, &str)> = q.group_by.iter().map(|c| (c.entity.as_str(), c.column.as_str())).collect();
-    all.extend(group_by.iter().copied());
-    all.extend(q.filters.iter().map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
+    all.extend(q.group_by.iter().map(|g| (g.column.entity.as_str(), g.column.column.as_str())));
+    let filters = q.filters.iter().chain(q.any_of.iter().flat_map(crate::ir::Condition::atoms));
+    all.extend(filters.map(|f| (f.column.entity.as_str(), f.column.column.as_str())));
     let steps: Vec<&JoinStep> = plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| s.steps.iter())).collect();
     for j in steps {
         for (a, b) in &j.on {
@@ -39,17 +43,29 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
         if let Some(td) = &metric.time_dimension {
             all.push((td.entity.as_str(), td.column.as_str()));
         }
+        // Credited conversion rows aggregate the conversion metric's own measure.
+        if let (crate::model::ConversionCounts::ConversionRows, Some(conv)) = (t.counts, model.metric(&t.metric)) {
+            all.extend(conv.measure.columns().into_iter().map(|c| (t.entity.as_str(), c)));
+        }
     }
+    all
+}
+
+pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan, q: &MetricQuery) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
+    let anchor = metric.entity.as_str();
+    let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
+    let mut all = columns_read(model, metric, plan, q);
+    let group_by: Vec<(&str, &str)> = q.group_by.iter().map(|g| (g.column.entity.as_str(), g.column.column.as_str())).collect();
+    let filters: Vec<&crate::ir::Filter> = q.filters.iter().chain(q.any_of.iter().flat_map(crate::ir::Condition::atoms)).collect();
     use crate::pii::Role;
     let mut revealing: Vec<(Role, &str, &str)> = group_by.iter().map(|(e, c)| (Role::GroupBy, *e, *c)).collect();
     revealing.extend(plan.time.iter().map(|t| (Role::TimeDimension, t.dimension.entity.as_str(), t.dimension.column.as_str())));
-    revealing.extend(q.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
+    revealing.extend(filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
     if let Transform::Converted(t) = &q.transform {
         revealing.extend(t.filters.iter().map(|f| (Role::Filter, f.column.entity.as_str(), f.column.column.as_str())));
         // Credited conversion rows aggregate the conversion metric's own measure.
         if let (crate::model::ConversionCounts::ConversionRows, Some(conv)) = (t.counts, model.metric(&t.metric)) {
             let columns: Vec<(&str, &str)> = conv.measure.columns().into_iter().map(|c| (t.entity.as_str(), c)).collect();
-            all.extend(columns.iter().copied());
             if matches!(conv.measure.agg, Aggregation::Min | Aggregation::Max) {
                 revealing.extend(columns.iter().map(|(e, c)| (Role::MinMax, *e, *c)));
             }
@@ -58,6 +74,11 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
     if matches!(metric.measure.agg, Aggregation::Min | Aggregation::Max) {
         revealing.extend(measure.iter().map(|(e, c)| (Role::MinMax, *e, *c)));
     }
+    // A computed column reveals what it reads.
+    let all_inputs = inputs(model, all.iter().map(|(e, c)| ((), *e, *c)));
+    let revealing_inputs = inputs(model, revealing.iter().copied());
+    all.extend(all_inputs.iter().map(|((), e, w)| (*e, w.as_str())));
+    revealing.extend(revealing_inputs.iter().map(|(role, e, w)| (*role, *e, w.as_str())));
     let touched = crate::pii::Touched { all, revealing };
     let admitted = crate::pii::check(model, &touched).map_err(|r| {
         let cats = r.categories.join(", ");
@@ -82,6 +103,17 @@ pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan
         Issue::PiiBlocked { categories: r.categories, message }
     })?;
     floor(model, plan, &admitted)
+}
+
+/// For each `(tag, entity, column)` that is a computed column, the names
+/// its expression may read (see `Column::reads`), with the same tag.
+fn inputs<'m, T: Copy>(model: &SemanticModel, uses: impl IntoIterator<Item = (T, &'m str, &'m str)>) -> Vec<(T, &'m str, String)> {
+    let mut out = Vec::new();
+    for (tag, e, c) in uses {
+        let Some(computed) = model.entity(e).and_then(|entity| entity.column(c)).filter(|col| col.expr.is_some()) else { continue };
+        out.extend(computed.reads().into_iter().filter(|w| w != c).map(|w| (tag, e, w)));
+    }
+    out
 }
 
 /// The group floor for the admitted uses: each column's entity must be an
@@ -110,7 +142,11 @@ fn floor(model: &SemanticModel, plan: &ComponentPlan, admitted: &[crate::pii::Ad
             }
         };
         let on_main_query = match a.role {
-            crate::pii::Role::Filter => plan.filters.iter().any(|f| f.alias == a.entity && f.column == a.column),
+            crate::pii::Role::Filter => plan
+                .filters
+                .iter()
+                .chain(plan.any_of.iter().flat_map(crate::ir::Condition::atoms))
+                .any(|f| f.alias == a.entity && f.column == a.column),
             _ => true,
         };
         if !on_main_query {

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 
-use crate::ir::{FilterArg, FilterValue, MetricRequest, OrderArg};
+use crate::ir::{Condition, FilterArg, FilterValue, MetricRequest, OrderArg};
 use crate::model::{load_checked, CheckedModel, Literal};
 use crate::sql::Dialect;
 
@@ -99,6 +99,22 @@ fn filter() -> impl Strategy<Value = FilterArg> {
     ]
 }
 
+/// A disjunction of two filters, or of a filter and a conjunction. Boxed:
+/// unboxed, its value trees make stack frames that overflow a test thread.
+fn condition() -> BoxedStrategy<Condition<FilterArg>> {
+    // Mostly null tests, which type on every column: a request plans only when every atom does.
+    let null_test = || {
+        (pick(&pools().columns), prop_oneof![Just("is_null"), Just("not_null"), Just("like")])
+            .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None })
+    };
+    let atom = move || prop_oneof![4 => null_test(), 1 => filter()].prop_map(Condition::Atom).boxed();
+    prop_oneof![
+        (atom(), atom()).prop_map(|(a, b)| Condition::Any(vec![a, b])),
+        (atom(), atom(), atom()).prop_map(|(a, b, c)| Condition::Any(vec![a, Condition::All(vec![b, c])])),
+    ]
+    .boxed()
+}
+
 fn request() -> impl Strategy<Value = MetricRequest> {
     let p = pools();
     let grain = prop::option::weighted(0.4, prop_oneof![
@@ -116,9 +132,12 @@ fn request() -> impl Strategy<Value = MetricRequest> {
         prop::collection::vec(order, 0..2),
         prop::option::weighted(0.3, prop_oneof![4 => Just(1i64), 4 => Just(10), 1 => Just(-1), 1 => Just(0), 1 => Just(i64::MAX)]),
         prop::collection::vec(pick(&p.joins), 0..2),
+        // Rarely: most random filters do not type, and a request needs all of them to.
+        prop::option::weighted(0.1, condition()),
     )
-        .prop_map(|(names, group_by, filters, grain, time_dimension, order_by, limit, via)| MetricRequest {
+        .prop_map(|(names, group_by, filters, grain, time_dimension, order_by, limit, via, any_of)| MetricRequest {
             where_strings: Vec::new(),
+            any_of: any_of.into_iter().collect(),
             names,
             group_by,
             filters,

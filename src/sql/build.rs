@@ -125,6 +125,31 @@ pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr)
     e
 }
 
+/// Parses one whole expression written for `dialect` (a computed column's,
+/// from the model); the error says why it is not one.
+pub fn parse_expression(sql: &str, dialect: &'static super::Dialect) -> Result<Expr, String> {
+    let mut parser = Parser::new(dialect.parser_dialect()).try_with_sql(sql).map_err(|e| e.to_string())?;
+    let e = parser.parse_expr().map_err(|e| e.to_string())?;
+    match parser.peek_token().token {
+        sqlparser::tokenizer::Token::EOF => Ok(e),
+        other => Err(format!("unexpected `{other}` after the expression")),
+    }
+}
+
+/// `(SELECT t.*, e1 AS c1, … FROM schema.table AS t) AS alias`: a table
+/// with computed columns added, each expression reading the table's own
+/// columns unqualified.
+pub fn table_with_columns(quote: char, schema: &str, table: &str, alias: &str, computed: Vec<(Expr, &str)>) -> TableFactor {
+    const INNER: &str = "sb_c";
+    let mut projection = vec![SelectItem::QualifiedWildcard(
+        sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName(vec![ObjectNamePart::Identifier(ident(quote, INNER))])),
+        sqlparser::ast::WildcardAdditionalOptions::default(),
+    )];
+    projection.extend(computed.into_iter().map(|(e, name)| aliased(e, quote, name)));
+    let q = query(SelectParts { projection, ..SelectParts::from(self::table(quote, schema, table, INNER)) });
+    derived(q, quote, alias)
+}
+
 /// `SELECT a UNION SELECT b` (distinct), as a query body.
 pub fn union(left: Query, right: Query) -> Query {
     set_operation(left, right, sqlparser::ast::SetQuantifier::None)
@@ -282,6 +307,11 @@ pub fn derived(query: Query, quote: char, alias: &str) -> TableFactor {
     };
     a.name = ident(quote, alias);
     TableFactor::Derived { lateral: false, subquery: Box::new(query), alias: Some(a), sample: None }
+}
+
+/// `expr [NOT] LIKE pattern`, with the engine's own escape rules.
+pub fn like(expr: Expr, pattern: Expr, negated: bool) -> Expr {
+    Expr::Like { negated, any: false, expr: Box::new(expr), pattern: Box::new(pattern), escape_char: None }
 }
 
 /// `EXISTS (query)`.

@@ -7,7 +7,7 @@
 //! dialect; the emitter substitutes the real column into the parsed tree, so
 //! no request value ever reaches a template.
 
-use crate::model::{Grain, TypeClass};
+use crate::model::{DatePart, Grain, TypeClass};
 
 /// How a bound value is written in the SQL text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +115,20 @@ pub enum DateMath {
     Sqlite,
 }
 
+/// How a case-sensitive `LIKE` is written (MetricFlow's engines compare
+/// case-sensitively; a case-insensitive LIKE would count other rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Like {
+    /// `x LIKE p` compares case-sensitively.
+    Plain,
+    /// `CAST(x AS BINARY) LIKE p`: MySQL's default collations ignore case,
+    /// a binary operand compares bytes.
+    BinaryOperand,
+    /// Case-insensitive by default, with no portable way out (SQLite's
+    /// ASCII folding, SQL Server's default collation).
+    Unsupported,
+}
+
 /// Whether and how a recursive CTE (the time spine) is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecursiveCte {
@@ -159,6 +173,10 @@ pub struct Dialect {
     /// DECIMAL (MySQL's of an integer too) keeps only four more places than
     /// the column has.
     pub avg_as_double: bool,
+    pub like: Like,
+    /// The template of a date part of `sb_x` as a whole number (the day of
+    /// the week ISO: Monday 1 to Sunday 7).
+    pub date_part: fn(DatePart) -> &'static str,
 }
 
 /// Profiles are equal when they are the same profile.
@@ -190,6 +208,15 @@ const DUCKDB: Dialect = Dialect {
     date_add: DateMath::IntervalString,
     recursive_cte: RecursiveCte::WithColumns,
     avg_as_double: false,
+    like: Like::Plain,
+    date_part: |p| match p {
+        DatePart::Year => "EXTRACT(year FROM sb_x)",
+        DatePart::Quarter => "EXTRACT(quarter FROM sb_x)",
+        DatePart::Month => "EXTRACT(month FROM sb_x)",
+        DatePart::Day => "EXTRACT(day FROM sb_x)",
+        DatePart::Dow => "EXTRACT(isodow FROM sb_x)",
+        DatePart::Doy => "EXTRACT(doy FROM sb_x)",
+    },
 };
 
 const POSTGRES: Dialect = Dialect {
@@ -198,6 +225,15 @@ const POSTGRES: Dialect = Dialect {
     aliases: &["postgresql", "pg"],
     percentile: Percentile::WithinGroup,
     median: Median::AsPercentile,
+    // EXTRACT is NUMERIC in Postgres 14+: whole numbers as integers.
+    date_part: |p| match p {
+        DatePart::Year => "CAST(EXTRACT(year FROM sb_x) AS INTEGER)",
+        DatePart::Quarter => "CAST(EXTRACT(quarter FROM sb_x) AS INTEGER)",
+        DatePart::Month => "CAST(EXTRACT(month FROM sb_x) AS INTEGER)",
+        DatePart::Day => "CAST(EXTRACT(day FROM sb_x) AS INTEGER)",
+        DatePart::Dow => "CAST(EXTRACT(isodow FROM sb_x) AS INTEGER)",
+        DatePart::Doy => "CAST(EXTRACT(doy FROM sb_x) AS INTEGER)",
+    },
     ..DUCKDB
 };
 
@@ -214,6 +250,15 @@ const DATAFUSION: Dialect = Dialect {
     aliases: &[],
     percentile: Percentile::Unsupported,
     avg_as_double: true,
+    // Its dow counts from Sunday = 0.
+    date_part: |p| match p {
+        DatePart::Year => "CAST(EXTRACT(year FROM sb_x) AS INTEGER)",
+        DatePart::Quarter => "CAST(EXTRACT(quarter FROM sb_x) AS INTEGER)",
+        DatePart::Month => "CAST(EXTRACT(month FROM sb_x) AS INTEGER)",
+        DatePart::Day => "CAST(EXTRACT(day FROM sb_x) AS INTEGER)",
+        DatePart::Dow => "(CAST(EXTRACT(dow FROM sb_x) AS INTEGER) + 6) % 7 + 1",
+        DatePart::Doy => "CAST(EXTRACT(doy FROM sb_x) AS INTEGER)",
+    },
     ..DUCKDB
 };
 
@@ -225,6 +270,14 @@ const SNOWFLAKE: Dialect = Dialect {
     placeholders: Placeholders::QuestionMark,
     buckets_widen_dates: false,
     percentile: Percentile::WithinGroup,
+    date_part: |p| match p {
+        DatePart::Year => "EXTRACT(year FROM sb_x)",
+        DatePart::Quarter => "EXTRACT(quarter FROM sb_x)",
+        DatePart::Month => "EXTRACT(month FROM sb_x)",
+        DatePart::Day => "EXTRACT(day FROM sb_x)",
+        DatePart::Dow => "EXTRACT(dayofweekiso FROM sb_x)",
+        DatePart::Doy => "EXTRACT(dayofyear FROM sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -243,6 +296,15 @@ const BIGQUERY: Dialect = Dialect {
     date_param_types: Some(("DATE", "DATETIME")),
     date_add: DateMath::BigQuery,
     recursive_cte: RecursiveCte::WithoutColumns,
+    // DAYOFWEEK counts from Sunday = 1.
+    date_part: |p| match p {
+        DatePart::Year => "EXTRACT(YEAR FROM sb_x)",
+        DatePart::Quarter => "EXTRACT(QUARTER FROM sb_x)",
+        DatePart::Month => "EXTRACT(MONTH FROM sb_x)",
+        DatePart::Day => "EXTRACT(DAY FROM sb_x)",
+        DatePart::Dow => "MOD(EXTRACT(DAYOFWEEK FROM sb_x) + 5, 7) + 1",
+        DatePart::Doy => "EXTRACT(DAYOFYEAR FROM sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -257,6 +319,14 @@ const TRINO: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "DOUBLE",
     date_add: DateMath::IntervalQualified,
+    date_part: |p| match p {
+        DatePart::Year => "year(sb_x)",
+        DatePart::Quarter => "quarter(sb_x)",
+        DatePart::Month => "month(sb_x)",
+        DatePart::Day => "day(sb_x)",
+        DatePart::Dow => "day_of_week(sb_x)",
+        DatePart::Doy => "day_of_year(sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -270,6 +340,15 @@ const DATABRICKS: Dialect = Dialect {
     percentile: Percentile::PercentileFn,
     double_type: "DOUBLE",
     date_add: DateMath::IntervalQualified,
+    date_part: |p| match p {
+        DatePart::Year => "EXTRACT(YEAR FROM sb_x)",
+        DatePart::Quarter => "EXTRACT(QUARTER FROM sb_x)",
+        DatePart::Month => "EXTRACT(MONTH FROM sb_x)",
+        DatePart::Day => "EXTRACT(DAY FROM sb_x)",
+        // weekday() counts from Monday = 0.
+        DatePart::Dow => "weekday(sb_x) + 1",
+        DatePart::Doy => "dayofyear(sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -291,6 +370,16 @@ const MYSQL: Dialect = Dialect {
     // MySQL's AVG of integers or DECIMALs is a DECIMAL with only four more
     // places (div_precision_increment): 13/7 came back 1.8571.
     avg_as_double: true,
+    like: Like::BinaryOperand,
+    // WEEKDAY counts from Monday = 0.
+    date_part: |p| match p {
+        DatePart::Year => "YEAR(sb_x)",
+        DatePart::Quarter => "QUARTER(sb_x)",
+        DatePart::Month => "MONTH(sb_x)",
+        DatePart::Day => "DAYOFMONTH(sb_x)",
+        DatePart::Dow => "WEEKDAY(sb_x) + 1",
+        DatePart::Doy => "DAYOFYEAR(sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -312,6 +401,16 @@ const MSSQL: Dialect = Dialect {
     boolean_test: BooleanTest::EqualsOne,
     date_add: DateMath::DateAddFn,
     recursive_cte: RecursiveCte::Unsupported,
+    like: Like::Unsupported,
+    // Days since a Monday (1900-01-01), not DATEPART(weekday), which follows @@DATEFIRST.
+    date_part: |p| match p {
+        DatePart::Year => "DATEPART(year, sb_x)",
+        DatePart::Quarter => "DATEPART(quarter, sb_x)",
+        DatePart::Month => "DATEPART(month, sb_x)",
+        DatePart::Day => "DATEPART(day, sb_x)",
+        DatePart::Dow => "DATEDIFF(day, '19000101', sb_x) % 7 + 1",
+        DatePart::Doy => "DATEPART(dayofyear, sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -328,6 +427,16 @@ const SQLITE: Dialect = Dialect {
     double_type: "REAL",
     date_param_types: None,
     date_add: DateMath::Sqlite,
+    like: Like::Unsupported,
+    // strftime's %w counts from Sunday = 0.
+    date_part: |p| match p {
+        DatePart::Year => "CAST(strftime('%Y', sb_x) AS INTEGER)",
+        DatePart::Quarter => "(CAST(strftime('%m', sb_x) AS INTEGER) + 2) / 3",
+        DatePart::Month => "CAST(strftime('%m', sb_x) AS INTEGER)",
+        DatePart::Day => "CAST(strftime('%d', sb_x) AS INTEGER)",
+        DatePart::Dow => "(CAST(strftime('%w', sb_x) AS INTEGER) + 6) % 7 + 1",
+        DatePart::Doy => "CAST(strftime('%j', sb_x) AS INTEGER)",
+    },
     ..DUCKDB
 };
 
@@ -343,6 +452,14 @@ const ANSI: Dialect = Dialect {
     percentile: Percentile::WithinGroup,
     median: Median::AsPercentile,
     date_add: DateMath::IntervalQualified,
+    date_part: |p| match p {
+        DatePart::Year => "EXTRACT(YEAR FROM sb_x)",
+        DatePart::Quarter => "EXTRACT(QUARTER FROM sb_x)",
+        DatePart::Month => "EXTRACT(MONTH FROM sb_x)",
+        DatePart::Day => "EXTRACT(DAY FROM sb_x)",
+        DatePart::Dow => "EXTRACT(ISODOW FROM sb_x)",
+        DatePart::Doy => "EXTRACT(DOY FROM sb_x)",
+    },
     ..DUCKDB
 };
 
@@ -475,6 +592,14 @@ mod tests {
                 }
             }
             crate::sql::build::from_template(d.date_of, d, &x);
+            // Date parts parse, and what they render reads back the same.
+            for part in DatePart::ALL {
+                let e = crate::sql::build::from_template((d.date_part)(part), d, &x);
+                let text = e.to_string();
+                assert!(!text.contains("sb_x"), "{} {part:?}: {text}", d.name);
+                let again = sqlparser::parser::Parser::new(d.parser).try_with_sql(&text).and_then(|mut p| p.parse_expr()).unwrap();
+                assert_eq!(again.to_string(), text, "{} {part:?}", d.name);
+            }
             for unit in [Grain::Hour, Grain::Day, Grain::Month] {
                 for n in [-3, 1] {
                     let t = d.add_template(n, unit, TypeClass::Timestamp);

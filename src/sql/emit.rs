@@ -22,12 +22,14 @@
 //! `sb_v`s. (No FULL JOIN: MySQL has none, and the key union reads the same
 //! everywhere.)
 
+use std::collections::HashMap;
+
 use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, Query, SelectItem, UnaryOperator};
 
 use super::build::{self, Cte, Limit, SelectParts};
-use super::dialect::{BooleanTest, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
+use super::dialect::{BooleanTest, Like, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
-use crate::ir::{OutputExpr, OutputRef, Transform, Value};
+use crate::ir::{Condition, Derived, OutputExpr, OutputRef, Transform, Value};
 use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, PeriodAgg, TypeClass, WindowChoice};
 use crate::plan::{Align, Combine, ComponentPlan, ConversionCheck, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SpineKeys, TimeBucket};
 
@@ -83,7 +85,11 @@ pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql
 
 /// Lowers `plan` for `dialect` to an AST with its bound parameters.
 pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, Unsupported> {
-    let mut e = Emitter { dialect, params: Vec::new(), plan };
+    if dialect.like == Like::Unsupported && plan.components.iter().flat_map(ComponentPlan::all_filters).any(|f| matches!(f.op, FilterOp::Like | FilterOp::NotLike)) {
+        return Err(Unsupported { dialect: dialect.name, feature: "case-sensitive LIKE".into() });
+    }
+    let computed = parse_computed(plan, dialect)?;
+    let mut e = Emitter { dialect, params: Vec::new(), plan, computed };
     let query = match &plan.combine {
         Combine::Single => match plan.components.first() {
             Some(c) => select(&mut e, c, Naming::Output)?,
@@ -461,7 +467,7 @@ fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<
     projection.push(build::aliased(e.measure_operand(c, &conv.alias), q, "sb_m"));
     let selection = build::and_all(conv.filters.iter().map(|f| e.filter(f)).collect());
     let conversion_rows =
-        build::query(SelectParts { projection, selection, ..SelectParts::from(build::table(q, &conv.table.schema, &conv.table.table, &conv.alias)) });
+        build::query(SelectParts { projection, selection, ..SelectParts::from(e.table(&conv.table, &conv.alias, &conv.computed)) });
 
     let (base_day, conv_day) = (build::column(q, &r, "sb_bd"), build::column(q, &cv, "sb_cd"));
     let mut on: Vec<Expr> = (0..conv.keys.len())
@@ -513,7 +519,13 @@ fn answer_keys(e: &Emitter, c: &ComponentPlan) -> Vec<(Expr, String)> {
         keys.push((e.time_bucket(t), out.name.clone()));
     }
     for g in &plan.group_by {
-        keys.push((build::column(e.dialect.quote, &g.column.entity, &g.column.column), g.output_name.clone()));
+        let column = build::column(e.dialect.quote, &g.column.entity, &g.column.column);
+        let key = match g.derived {
+            Some(Derived::Part(part)) => build::from_template((e.dialect.date_part)(part), e.dialect, &column),
+            Some(Derived::Bucket(grain)) => e.bucket_expr(column, grain, g.class),
+            None => column,
+        };
+        keys.push((key, g.output_name.clone()));
     }
     keys
 }
@@ -640,6 +652,31 @@ struct Emitter<'p> {
     dialect: &'static Dialect,
     params: Vec<Value>,
     plan: &'p RequestPlan,
+    /// Computed columns' expressions by their SQL text, parsed for the dialect.
+    computed: HashMap<&'p str, Expr>,
+}
+
+/// Parses every computed column the plan reads, for `dialect`: one that
+/// does not parse fails the whole statement, naming the column.
+fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<HashMap<&'p str, Expr>, Unsupported> {
+    let mut parsed = HashMap::new();
+    for c in &plan.components {
+        let relations = std::iter::once(&c.anchor).chain(c.joins.iter().map(|j| &j.to)).chain(c.semi_joins.iter().flat_map(|s| s.steps.iter().map(|j| &j.to)));
+        let lists = relations.map(|r| (r.entity.as_str(), &r.computed)).chain(c.conversion.iter().map(|k| (k.entity.as_str(), &k.computed)));
+        for (entity, list) in lists {
+            for (name, sql) in list {
+                if parsed.contains_key(sql.as_str()) {
+                    continue;
+                }
+                let e = build::parse_expression(sql, dialect).map_err(|why| Unsupported {
+                    dialect: dialect.name,
+                    feature: format!("reading of computed column `{entity}.{name}` (its expr is not one {} expression: {why})", dialect.name),
+                })?;
+                parsed.insert(sql.as_str(), e);
+            }
+        }
+    }
+    Ok(parsed)
 }
 
 impl Emitter<'_> {
@@ -697,7 +734,18 @@ impl Emitter<'_> {
     }
 
     fn relation(&self, j: &JoinStep) -> sqlparser::ast::TableFactor {
-        build::table(self.dialect.quote, &j.to.table.schema, &j.to.table.table, &j.to.alias)
+        self.table(&j.to.table, &j.to.alias, &j.to.computed)
+    }
+
+    /// The table under `alias`, with its computed columns when it has some.
+    fn table(&self, t: &crate::model::TableRef, alias: &str, computed: &[(String, String)]) -> sqlparser::ast::TableFactor {
+        let q = self.dialect.quote;
+        if computed.is_empty() {
+            return build::table(q, &t.schema, &t.table, alias);
+        }
+        // Every expression was parsed up front (`parse_computed`).
+        let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (e.clone(), name.as_str()))).collect();
+        build::table_with_columns(q, &t.schema, &t.table, alias, columns)
     }
 
     fn on(&self, j: &JoinStep) -> Expr {
@@ -759,10 +807,10 @@ impl Emitter<'_> {
 
     /// The FROM, joins and WHERE every row of `plan` comes from.
     fn row_source(&mut self, plan: &ComponentPlan) -> (sqlparser::ast::TableFactor, Vec<Join>, Option<Expr>) {
-        let q = self.dialect.quote;
-        let from = build::table(q, &plan.anchor.table.schema, &plan.anchor.table.table, &plan.anchor.alias);
+        let from = self.table(&plan.anchor.table, &plan.anchor.alias, &plan.anchor.computed);
         let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(self.relation(j), self.on(j))).collect();
         let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
+        predicates.extend(plan.any_of.iter().map(|c| self.condition(c)));
         predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
         // In WHERE (not in a CASE) so that engines run it as a semi-join.
         // (Credited conversions read the conversion rows themselves.)
@@ -792,7 +840,7 @@ impl Emitter<'_> {
         let sub = build::query(SelectParts {
             distinct: false,
             projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
-            from: build::table(q, &c.table.schema, &c.table.table, &c.alias),
+            from: self.table(&c.table, &c.alias, &c.computed),
             joins: Vec::new(),
             selection: build::and_all(predicates),
             group_by: Vec::new(),
@@ -922,6 +970,21 @@ impl Emitter<'_> {
         }
     }
 
+    /// A disjunction (or conjunction) of filters, parenthesised.
+    fn condition(&mut self, c: &Condition<PlannedFilter>) -> Expr {
+        let (parts, op) = match c {
+            Condition::Atom(f) => return self.filter(f),
+            Condition::All(cs) => (cs, BinaryOperator::And),
+            Condition::Any(cs) => (cs, BinaryOperator::Or),
+        };
+        let exprs: Vec<Expr> = parts.iter().map(|c| self.condition(c)).collect();
+        let mut exprs = exprs.into_iter();
+        // An empty branch list (only a hand-built plan has one): AND of
+        // nothing keeps every row, OR of nothing none.
+        let Some(first) = exprs.next() else { return constant(op == BinaryOperator::And) };
+        build::nested(exprs.fold(first, |acc, e| build::binary(acc, op.clone(), e)))
+    }
+
     fn filter(&mut self, f: &PlannedFilter) -> Expr {
         let col = build::column(self.dialect.quote, &f.alias, &f.column);
         let col = match f.shift {
@@ -944,6 +1007,15 @@ impl Emitter<'_> {
             }
             FilterOp::IsNull => return Expr::IsNull(Box::new(col)),
             FilterOp::NotNull => return Expr::IsNotNull(Box::new(col)),
+            FilterOp::Like | FilterOp::NotLike => {
+                let Some(v) = f.values.first() else { return constant(false) };
+                let pattern = self.bind(v);
+                let col = match self.dialect.like {
+                    Like::BinaryOperand => build::cast(col, sqlparser::ast::DataType::Binary(None)),
+                    Like::Plain | Like::Unsupported => col,
+                };
+                return build::like(col, pattern, f.op == FilterOp::NotLike);
+            }
         };
         // A comparison without a value (only a hand-built plan) keeps no row.
         let Some(v) = f.values.first() else { return constant(false) };

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct FilterArgs {
     /// The filtered column as `entity.column`, e.g. `order.status`.
     pub column: String,
-    /// The comparison (`in`/`not_in` take a list, `is_null`/`not_null` no value).
+    /// The comparison (`in`/`not_in` take a list, `is_null`/`not_null` no value, `like` a `%` pattern).
     pub op: String,
     /// A scalar for comparisons, a list for in/not_in, omitted for is_null/not_null.
     /// Dates and timestamps are ISO strings.
@@ -41,7 +41,7 @@ pub struct GetMetricArgs {
     /// each aggregated at its own source. Give `name` or `names`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
-    /// Columns to group by, as `entity.column`, in output order.
+    /// Columns to group by, as `entity.column`, in output order; a date column at a grain as `entity.column__month`, a date part as `entity.column__extract_dow` (year, quarter, month, day, dow, doy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub group_by: Vec<String>,
     /// Row filters, all of which must hold.

@@ -240,6 +240,7 @@ fn request_of(model: &crate::model::SemanticModel, args: &GetMetricArgs) -> Resu
         limit: args.limit,
         via: args.via.clone(),
         where_strings: args.where_strings.clone(),
+        any_of: Vec::new(),
     })
 }
 
@@ -297,6 +298,7 @@ fn saved_request(model: &crate::model::SemanticModel, name: &str, args: &GetMetr
         limit: args.limit.or(q.limit),
         via: args.via.clone(),
         where_strings: q.where_strings.iter().chain(&args.where_strings).cloned().collect(),
+        any_of: Vec::new(),
     })
 }
 
@@ -454,7 +456,11 @@ fn output_columns(project: &Project, plan: &RequestPlan, result: Option<&ResultS
         cols.push((t.name.clone(), dimension.and_then(declared), "time"));
     }
     for g in &plan.group_by {
-        cols.push((g.output_name.clone(), declared(&g.column), "dimension"));
+        let ty = match g.derived {
+            Some(ir::Derived::Part(_)) => Some("integer".to_string()),
+            _ => declared(&g.column),
+        };
+        cols.push((g.output_name.clone(), ty, "dimension"));
     }
     for o in &plan.outputs {
         let metric_type = match &o.expr {

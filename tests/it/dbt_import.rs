@@ -64,13 +64,19 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     assert!(doc["problems"].is_null(), "the imported project loads: {doc:#}");
     assert_eq!(doc["entities"], 8, "{doc:#}");
     let unmapped: Vec<String> = doc["unmapped"].as_array().unwrap().iter().map(|u| u["item"].as_str().unwrap().to_string()).collect();
-    for want in ["semantic_model account_balances", "semantic_model store_managers", "dimension customers.signup_quarter_label", "metric revenue_at_month_start"] {
+    for want in ["semantic_model account_balances", "semantic_model store_managers", "metric revenue_at_month_start"] {
         assert!(unmapped.iter().any(|u| u == want), "{want} listed as unmapped: {unmapped:?}");
     }
-    // Cumulative metrics (every period_agg), the time spine's metrics and conversions map.
-    for mapped in
-        ["metric revenue_mtd", "metric orders_trailing_7d_avg", "metric revenue_spine_filled", "metric orders_filled", "metric signups_filled", "metric visit_to_purchase_same_channel", "metric p90_shipping_discrete", "metric revenue_prev_month"]
-    {
+    // Cumulative metrics (every period_agg), the time spine's metrics,
+    // conversions and computed dimensions and measures (SQL `expr`) map.
+    for mapped in [
+        "dimension customers.signup_quarter_label",
+        "dimension orders.shipping_band",
+        "metric delivered_orders",
+        "metric returned_orders",
+        "metric revenue_mtd", "metric orders_trailing_7d_avg", "metric revenue_spine_filled", "metric orders_filled", "metric signups_filled", "metric visit_to_purchase_same_channel", "metric p90_shipping_discrete",
+        "metric revenue_prev_month",
+    ] {
         assert!(!unmapped.iter().any(|u| u == mapped), "{mapped} is mapped: {unmapped:?}");
     }
     for u in doc["unmapped"].as_array().unwrap() {
@@ -91,6 +97,10 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     let join = p.model.joins.get("account_customer").expect("unique entity as a join");
     assert_eq!(join.cardinality.map(|c| c.as_str()), Some("one_to_one"));
     assert_eq!(doc["dbt_names"]["customer__customer_segment"], "customer.segment");
+    // A computed dimension is a column of its own; a measure's SQL `expr` too.
+    let order = p.model.entity("order").expect("order imported");
+    assert!(order.column("shipping_band").and_then(|c| c.expr.as_deref()).is_some_and(|e| e.starts_with("case when shipping_cost = 0")), "{order:?}");
+    assert_eq!(order.column("delivered_orders").and_then(|c| c.data_type.as_deref()), Some("boolean"));
     assert_eq!(doc["saved_queries"], 2, "{doc:#}");
     assert!(p.model.queries.contains_key("top_categories"));
     // Re-importing over the directory changes nothing and keeps nothing stale.
@@ -272,7 +282,21 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
         let roles: Vec<String> = env["data"]["columns"].as_array().unwrap().iter().map(|c| c["role"].as_str().unwrap_or("").to_string()).collect();
         let position = |theirs: &str| -> Option<usize> {
             let is_grain = |g: &str| ["day", "week", "month", "quarter", "year"].contains(&g);
+            // A date part (`metric_time__extract_dow`, `order__ordered_at__extract_month`) is ours of the same column.
+            if let Some((column, part)) = theirs.split_once("__extract_") {
+                let suffix = format!("__extract_{part}");
+                let own = if column == "metric_time" { None } else { column.split("__").last() };
+                return ours.iter().position(|c| c.ends_with(&suffix) && own.is_none_or(|o| c.starts_with(&format!("{}.{o}", c.split('.').next().unwrap_or("")))));
+            }
             if theirs.starts_with("metric_time") || (theirs.split("__").count() >= 3 && theirs.rsplit("__").next().is_some_and(is_grain)) {
+                // A date column that is not the metric's time is a key of its own (`order.delivered_at__quarter`).
+                let parts: Vec<&str> = theirs.split("__").collect();
+                if let [.., entity, column, grain] = parts.as_slice() {
+                    let own_key = format!("{entity}.{column}__{grain}");
+                    if let Some(i) = ours.iter().zip(&roles).position(|(c, r)| *c == own_key && r != "time") {
+                        return Some(i);
+                    }
+                }
                 return roles.iter().position(|r| r == "time");
             }
             // An entity path (`order__customer__country`) names the same column as its last link.

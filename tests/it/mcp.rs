@@ -416,7 +416,7 @@ fn get_metric_publishes_its_vocabularies_as_enums_that_match_what_it_accepts() {
     let grains = list(&props["time_grain"]["enum"]);
     let dialects = list(&props["dialect"]["enum"]);
     assert_eq!(list(&props["order_by"]["items"]["properties"]["direction"]["enum"]), ["asc", "desc"]);
-    assert_eq!(ops.len(), 10);
+    assert_eq!(ops.len(), 12);
     let dry = |args: Json| {
         let mut a = args;
         a["dry_run"] = true.into();
@@ -454,7 +454,7 @@ fn get_metric_publishes_its_vocabularies_as_enums_that_match_what_it_accepts() {
         let env = dry(json!({"name": "order_count", "dialect": d}));
         assert!(env.tool_error().is_none(), "dialect {d}: {}", serde_json::to_string(&env).unwrap());
     }
-    let env = dry(json!({"name": "order_count", "filters": [{"column": "order.status", "op": "like", "value": "x"}]}));
+    let env = dry(json!({"name": "order_count", "filters": [{"column": "order.status", "op": "ilike", "value": "x"}]}));
     assert!(env.tool_error().unwrap().message().contains("not_in"));
 }
 

@@ -70,7 +70,7 @@ fn malformed_names_and_values() {
     fails_then_recovers(json!({"name": "revenue", "limit": 10001}), "malformed_name");
     fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.amount", "op": "gt", "value": "lots"}]}), "malformed_name");
     fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.ordered_at", "op": "gt", "value": "2024-13-45"}]}), "malformed_name");
-    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "like", "value": "x"}]}), "malformed_name");
+    fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "ilike", "value": "x"}]}), "malformed_name");
     fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "is_null", "value": "x"}]}), "malformed_name");
     fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.status", "op": "in", "value": []}]}), "malformed_name");
     fails_then_recovers(json!({"name": "revenue", "order_by": [{"column": "revenue", "direction": "up"}]}), "malformed_name");

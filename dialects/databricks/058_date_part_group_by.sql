@@ -1,0 +1,16 @@
+-- case: 058_date_part_group_by
+-- dialect: databricks
+-- status: success
+-- Date parts of the time dimension as group-bys (ISO day of the week, quarter), each engine's own expression of them, beside a month grain.
+SELECT
+  date_trunc('month', `order`.`ordered_at`) AS `order.ordered_at__month`,
+  weekday(`order`.`ordered_at`) + 1 AS `order.ordered_at__extract_dow`,
+  EXTRACT(QUARTER FROM `order`.`ordered_at`) AS `order.ordered_at__extract_quarter`,
+  sum(`order`.`amount`) AS `revenue`
+FROM
+  `main`.`orders` AS `order`
+WHERE
+  `order`.`status` NOT IN (?)
+GROUP BY
+  date_trunc('month', `order`.`ordered_at`), weekday(`order`.`ordered_at`) + 1, EXTRACT(QUARTER FROM `order`.`ordered_at`) ORDER BY `order.ordered_at__month` ASC NULLS LAST, `order.ordered_at__extract_dow` ASC NULLS LAST, `order.ordered_at__extract_quarter` ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled"]

@@ -1,0 +1,5 @@
+-- case: 057_where_or_not_like
+-- dialect: sqlite
+-- status: error
+-- A where string with OR across a to-one join, NOT (pushed into the comparisons) and LIKE; one disjunction in parentheses, the rest ANDed, values bound.
+-- error: malformed_name: sqlite has no exact case-sensitive LIKE, so this request cannot be written for it without changing its meaning; compile it for another dialect
