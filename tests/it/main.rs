@@ -17,6 +17,8 @@ mod loader;
 mod golden;
 // Answers on the demo warehouse equal hand-written SQL.
 mod oracle;
+// Computed columns: answers, what the relation carries, PII, refusals.
+mod computed;
 // The planner against a brute-force evaluator on random schemas and data.
 mod oracle_fuzz;
 // Every error kind the planner raises, and its recovery followed.
