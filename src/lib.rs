@@ -135,6 +135,7 @@ pub enum CompileError {
 ///         column: "order.status".into(),
 ///         op: "ne".into(),
 ///         value: FilterValue::Scalar(Literal::Text("cancelled".into())),
+///         metric: None,
 ///     }],
 ///     ..Default::default()
 /// };

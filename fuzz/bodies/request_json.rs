@@ -51,6 +51,7 @@ fn request(v: &Value) -> MetricRequest {
                     Value::Array(a) => FilterValue::List(a.iter().filter_map(literal).collect()),
                     other => literal(other).map(FilterValue::Scalar).unwrap_or(FilterValue::None),
                 },
+                metric: f["metric"].as_str().map(str::to_string),
             })
             .collect()
     });

@@ -260,7 +260,7 @@ pub fn parse_filter(text: &str) -> Result<FilterArgs, String> {
         _ if rest.is_empty() => return Err(usage()),
         _ => Some(serde_json::Value::String(unquote(&rest))),
     };
-    Ok(FilterArgs { column, op, value })
+    Ok(FilterArgs { column, op, value, metric: None })
 }
 
 /// Parses `name [asc|desc]`.

@@ -454,6 +454,9 @@ fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>) -> Result<Vec<
         if !any_of.is_empty() {
             return Err(format!("the filter `{text}` needs OR, which a metric's own filters cannot say yet (they are ANDed)"));
         }
+        if filters.iter().any(|f| f.get("metric").is_some()) {
+            return Err(format!("the filter `{text}` compares a metric, which a metric's own filters cannot say yet"));
+        }
         out.extend(filters.iter().map(ToString::to_string));
     }
     Ok(out)

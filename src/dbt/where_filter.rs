@@ -1,8 +1,10 @@
 //! MetricFlow where strings (`{{ Dimension('customer__country') }} = 'US'
 //! AND {{ TimeDimension('metric_time', 'day') }} >= '2024-01-01'`) read
 //! into our filters: comparisons, IN / NOT IN, IS [NOT] NULL, BETWEEN,
-//! [NOT] LIKE and a boolean dimension on its own, each on a dbt name
-//! resolved to `entity.column`, combined with AND, OR, NOT and parentheses
+//! [NOT] LIKE, a boolean dimension on its own and metric filters
+//! (`{{ Metric('order_count', group_by=['customer']) }} >= 5`, an atom with
+//! a `metric`), each on a dbt name resolved to `entity.column`, combined
+//! with AND, OR, NOT and parentheses
 //! into a `Condition` (NOT pushed into the atoms). Values stay values (bound
 //! as parameters later), never SQL text. Anything else is an error naming
 //! the span it could not read.
@@ -29,6 +31,8 @@ pub type Filter = Json;
 enum Tok {
     /// `{{ Dimension('a__b') }}` and friends: (kind, name, grain).
     Ref(String, String, Option<String>),
+    /// `{{ Metric('order_count', group_by=['customer']) }}`: (metric, entities).
+    MetricRef(String, Vec<String>),
     Str(String),
     Num(String),
     Word(String),
@@ -73,10 +77,16 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, String> {
             let end = text[i..].find("}}").ok_or_else(|| err(text, i, "an unclosed `{{`"))? + i;
             let inner = text[i + 2..end].trim();
             let kind: String = inner.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-            if !["Dimension", "TimeDimension", "Entity"].contains(&kind.as_str()) {
-                return Err(err(text, i, "expected Dimension(...), TimeDimension(...) or Entity(...)"));
+            if !["Dimension", "TimeDimension", "Entity", "Metric"].contains(&kind.as_str()) {
+                return Err(err(text, i, "expected Dimension(...), TimeDimension(...), Entity(...) or Metric(...)"));
             }
             let args = quoted_args(inner);
+            if kind == "Metric" {
+                let Some((metric, group_by)) = args.split_first() else { return Err(err(text, i, "a Metric(...) without a quoted name")) };
+                out.push((i, Tok::MetricRef(metric.clone(), group_by.to_vec())));
+                i = end + 2;
+                continue;
+            }
             let name = args.first().cloned().ok_or_else(|| err(text, i, "a reference without a quoted name"))?;
             let mut grain = args.get(1).cloned().filter(|_| kind == "TimeDimension");
             if let Some(g) = inner.find(".grain(") {
@@ -317,9 +327,55 @@ impl Parser<'_> {
         self.predicate(negated)
     }
 
+    /// `Metric('m', group_by=['entity']) op number` (or BETWEEN): the
+    /// rows whose entity has that metric value. One entity, numbers only.
+    fn metric_predicate(&mut self, negated: bool, metric: &str, group_by: &[String]) -> Result<Cond, String> {
+        let i = self.i;
+        let [entity] = group_by else {
+            return Err(self.fail(i, "a Metric(...) filter groups by exactly one entity, e.g. group_by=['customer']"));
+        };
+        let column = (self.resolve)("Entity", entity).map_err(|e| self.fail(i, &e))?;
+        let number = |p: &Self, at: usize| -> Result<Json, String> {
+            match p.toks.get(at).map(|(_, t)| t) {
+                Some(t @ Tok::Num(_)) => literal(t).ok_or_else(|| p.fail(at, "expected a number")),
+                _ => Err(p.fail(at, "expected a number: a metric's value is compared with numbers")),
+            }
+        };
+        let atom = |op: &str, v: Json| Condition::Atom(json!({"column": column, "op": op, "value": v, "metric": metric}));
+        let (cond, next) = match self.toks.get(i + 1).map(|(_, t)| t) {
+            Some(Tok::Op(op)) => {
+                let v = number(self, i + 2)?;
+                let op = match op.as_str() {
+                    "=" => "eq",
+                    "!=" | "<>" => "ne",
+                    "<" => "lt",
+                    "<=" => "lte",
+                    ">" => "gt",
+                    _ => "gte",
+                };
+                (atom(op, v), i + 3)
+            }
+            Some(Tok::Word(w)) if w == "BETWEEN" => {
+                let lo = number(self, i + 2)?;
+                if !self.word(i + 3, "AND") {
+                    return Err(self.fail(i + 3, "expected AND"));
+                }
+                let hi = number(self, i + 4)?;
+                (join(true, vec![atom("gte", lo), atom("lte", hi)]), i + 5)
+            }
+            _ => return Err(self.fail(i + 1, "expected a comparison (=, !=, <, <=, >, >=) or BETWEEN after a Metric(...)")),
+        };
+        self.i = next;
+        Ok(if negated { negate(cond) } else { cond })
+    }
+
     /// One comparison on one reference, negated when asked.
     fn predicate(&mut self, negated: bool) -> Result<Cond, String> {
         let i = self.i;
+        if let Some((_, Tok::MetricRef(metric, group_by))) = self.toks.get(i) {
+            let (metric, group_by) = (metric.clone(), group_by.clone());
+            return self.metric_predicate(negated, &metric, &group_by);
+        }
         let Some((_, Tok::Ref(kind, name, grain))) = self.toks.get(i) else {
             return Err(self.fail(i, "expected a {{ Dimension(...) }} reference"));
         };
@@ -621,6 +677,25 @@ mod tests {
         let (plain, any_of) = conjuncts(parse(&format!("({x} OR {y}) AND NOT {z}"), &r).unwrap());
         assert_eq!(plain, vec![json!({"column": "a.z", "op": "not_like", "value": "q%"})]);
         assert_eq!(any_of.len(), 1);
+    }
+
+    #[test]
+    fn metric_references_compare_the_metric_per_entity() {
+        let n = names();
+        let ids: BTreeMap<String, String> = [("customer".to_string(), "customer.id".to_string())].into();
+        let r = resolver(&n, &ids, None);
+        let (plain, any_of) = conjuncts(parse("NOT {{ Metric('order_count', group_by=['customer']) }} BETWEEN 2 AND 5", &r).unwrap());
+        assert!(plain.is_empty());
+        assert_eq!(
+            any_of,
+            vec![Condition::Any(vec![
+                Condition::Atom(json!({"column": "customer.id", "op": "lt", "value": 2, "metric": "order_count"})),
+                Condition::Atom(json!({"column": "customer.id", "op": "gt", "value": 5, "metric": "order_count"})),
+            ])]
+        );
+        assert!(parse("{{ Metric('order_count', group_by=['customer']) }} >= 'five'", &r).unwrap_err().contains("number"));
+        assert!(parse("{{ Metric('order_count', group_by=['customer', 'store']) }} >= 5", &r).unwrap_err().contains("exactly one entity"));
+        assert!(parse("{{ Metric('order_count', group_by=['nope']) }} >= 5", &r).unwrap_err().contains("unknown entity"));
     }
 
     #[test]

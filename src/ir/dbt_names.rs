@@ -253,7 +253,8 @@ fn filter_arg(f: &serde_json::Value) -> Option<FilterArg> {
         Some(serde_json::Value::Array(items)) => FilterValue::List(items.iter().map(literal).collect::<Option<_>>()?),
         Some(v) => FilterValue::Scalar(literal(v)?),
     };
-    Some(FilterArg { column: f["column"].as_str()?.to_string(), op: f["op"].as_str()?.to_string(), value })
+    let metric = f.get("metric").and_then(serde_json::Value::as_str).map(str::to_string);
+    Some(FilterArg { column: f["column"].as_str()?.to_string(), op: f["op"].as_str()?.to_string(), value, metric })
 }
 
 #[cfg(test)]

@@ -61,16 +61,21 @@ pub struct MetricRequest {
     pub any_of: Vec<Condition<FilterArg>>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct FilterArg {
     pub column: String,
     pub op: String,
     pub value: FilterValue,
+    /// A metric filter: the rows whose `column` value has this metric
+    /// (grouped by that column) compare as `op` and `value` say
+    /// (MetricFlow's `{{ Metric('order_count', group_by=['customer']) }} >= 5`).
+    pub metric: Option<String>,
 }
 
 /// A filter value as given: nothing (for is_null / not_null), one scalar, or a list.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum FilterValue {
+    #[default]
     None,
     Scalar(Literal),
     List(Vec<Literal>),
@@ -170,6 +175,9 @@ pub struct Filter {
     pub values: Vec<Value>,
     /// True for filters the metric declares (they define what it counts).
     pub from_metric: bool,
+    /// A metric filter: the metric grouped by `column`, resolved; the
+    /// filter compares its value, not the column's.
+    pub by_metric: Option<Box<ResolvedRequest>>,
 }
 
 /// A request resolved: the simple-metric queries to run (components) and

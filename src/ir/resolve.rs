@@ -70,7 +70,10 @@ fn within_bounds(req: &MetricRequest) -> Result<(), Issue> {
 /// Resolves a request into the simple-metric queries it needs (components)
 /// and the output metrics computed from them, in request order.
 pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
-    let model: &SemanticModel = model;
+    resolve_in(model, req)
+}
+
+fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequest, Issue> {
     if req.names.is_empty() {
         return Err(Issue::Malformed { argument: "name".into(), message: "give a metric `name` (or several in `names`)".into() });
     }
@@ -79,7 +82,6 @@ pub fn resolve(model: &CheckedModel, req: &MetricRequest) -> Result<ResolvedRequ
     let normalized = super::dbt_names::normalize(model, req)?;
     let req = &normalized;
     // Where strings became filters: they are bounded like the others.
-    within_bounds(req)?;
     within_bounds(req)?;
     // Each requested name, as (output name, inputs as (simple metric, extra filters, alias), expression).
     let mut requested: Vec<&str> = Vec::new();
@@ -277,7 +279,7 @@ fn metric_filters(model: &SemanticModel, m: &crate::model::Metric, extra: &[crat
     for f in m.filters.iter().chain(extra) {
         let values = typed_values(model, &f.column, f.op, &f.values)?;
         check_like(model, &f.column, f.op, &values, "name")?;
-        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true });
+        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true, by_metric: None });
     }
     Ok(filters)
 }
@@ -365,6 +367,9 @@ fn check_column(model: &SemanticModel, e: &Entity, col: &str, role: ColumnRole) 
 
 fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
     let column = column(model, &f.column, ColumnRole::Filter)?;
+    if let Some(metric) = &f.metric {
+        return metric_filter(model, f, column, metric);
+    }
     let Some(op) = FilterOp::parse(&f.op) else {
         return Err(Issue::Malformed {
             argument: "filters".into(),
@@ -386,7 +391,39 @@ fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
     };
     let values = typed_values(model, &column, op, &literals)?;
     check_like(model, &column, op, &values, "filters")?;
-    Ok(Filter { column, op, values, from_metric: false })
+    Ok(Filter { column, op, values, from_metric: false, by_metric: None })
+}
+
+/// A filter on a metric's value per value of `column` (the metric grouped
+/// by it): numbers compared with `=`, `!=`, `<`, `<=`, `>`, `>=`, `in` or
+/// `not_in`. A row whose column value has no metric value is not kept.
+fn metric_filter(model: &SemanticModel, f: &FilterArg, column: ColumnRef, metric: &str) -> Result<Filter, Issue> {
+    let bad = |message: String| Issue::Malformed { argument: "filters".into(), message: format!("metric filter `{}` by `{column}`: {message}", echo(metric)) };
+    let op = FilterOp::parse(&f.op).filter(|op| !matches!(op, FilterOp::IsNull | FilterOp::NotNull | FilterOp::Like | FilterOp::NotLike));
+    let Some(op) = op else {
+        return Err(bad(format!("op `{}` does not compare numbers; use eq, ne, lt, lte, gt, gte, in or not_in", echo(&f.op))));
+    };
+    let literals: Vec<Literal> = match &f.value {
+        FilterValue::Scalar(l) if op.arity() == OpArity::Scalar => vec![l.clone()],
+        FilterValue::List(ls) if op.arity() == OpArity::List && !ls.is_empty() => ls.clone(),
+        FilterValue::Scalar(l) if op.arity() == OpArity::List => vec![l.clone()],
+        _ => return Err(bad(format!("`{}` needs {}", op.as_str(), if op.arity() == OpArity::List { "a list of numbers" } else { "one number" }))),
+    };
+    let values = literals
+        .iter()
+        .map(|l| match l {
+            Literal::Int(i) => Ok(Value::Int(*i)),
+            Literal::Float(x) => Ok(Value::Float(*x)),
+            other => Err(bad(format!("a metric's value is a number, not {other}"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The metric per value of the column, as a request of its own.
+    let inner = MetricRequest { names: vec![metric.to_string()], group_by: vec![column.to_string()], ..MetricRequest::default() };
+    let resolved = resolve_in(model, &inner)?;
+    if resolved.outputs.len() != 1 {
+        return Err(bad("name one metric".into()));
+    }
+    Ok(Filter { column, op, values, from_metric: false, by_metric: Some(Box::new(resolved)) })
 }
 
 /// `like` reads text: a text column and a text pattern.

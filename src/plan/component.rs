@@ -38,8 +38,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         let steps = tree.path_steps(graph, &g.column.entity, &q.via)?;
         tree.add(steps, &g.column.entity)?;
     }
-    let (mut filters, semi) = place_filters(graph, &mut tree, q)?;
-    let mut any_of = place_any_of(graph, &mut tree, q)?;
+    let (mut filters, semi) = place_filters(model, &mut tree, q)?;
+    let mut any_of = place_any_of(model, &mut tree, q)?;
     let mut used: Vec<&str> = tree.steps.iter().map(|s| s.join.as_str()).collect();
     used.extend(semi.iter().flat_map(|(b, _)| b.steps.iter().map(|s| s.join.as_str())));
     let unused: Vec<String> = q.via.iter().filter(|v| !used.contains(&v.as_str())).cloned().collect();
@@ -68,7 +68,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             .enumerate()
             .map(|(k, s)| step(s, &semi_alias(&s.to, i), &if k == 0 { s.from.clone() } else { semi_alias(&s.from, i) }))
             .collect::<Result<Vec<_>, _>>()?;
-        let filters = fs.iter().map(|(f, entity)| PlannedFilter::on(&semi_alias(entity, i), f)).collect();
+        let filters = fs.iter().map(|(f, entity)| PlannedFilter::on(model, &semi_alias(entity, i), f)).collect::<Result<_, _>>()?;
         notes.push(PlanNote::SemiJoin { join: b.key.1.clone(), correlated: b.key.0.clone() });
         semi_joins.push(SemiJoin { correlate_from: b.key.0.clone(), steps, filters });
     }
@@ -188,7 +188,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
                 base_class: anchor_entity.column(&base_time.column).map_or(TypeClass::Timestamp, |c| c.type_class()),
                 time: target.time.clone(),
                 window: target.window,
-                filters: target.filters.iter().map(|f| PlannedFilter::on(&alias, f)).collect(),
+                filters: target.filters.iter().map(|f| PlannedFilter::on(model, &alias, f)).collect::<Result<_, _>>()?,
                 alias,
             })
         }
@@ -317,10 +317,11 @@ fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan:
 /// entity they read, aliased later.
 #[allow(clippy::type_complexity)]
 fn place_filters<'q>(
-    graph: &crate::model::graph::JoinGraph,
+    model: &CheckedModel,
     tree: &mut JoinTree,
     q: &'q MetricQuery,
 ) -> Result<(Vec<PlannedFilter>, Vec<(SemiJoinBuilder, Vec<(&'q Filter, String)>)>), Issue> {
+    let graph = model.graph();
     let mut semi: Vec<(SemiJoinBuilder, Vec<(&Filter, String)>)> = Vec::new();
     let mut filters: Vec<PlannedFilter> = Vec::new();
     for f in &q.filters {
@@ -330,7 +331,7 @@ fn place_filters<'q>(
         let beyond = joined.split_off(split.min(joined.len()));
         tree.add(joined, &f.column.entity)?;
         let Some(first) = beyond.first() else {
-            filters.push(PlannedFilter::on(&f.column.entity, f));
+            filters.push(PlannedFilter::on(model, &f.column.entity, f)?);
             continue;
         };
         let key = (first.from.clone(), first.join.clone());
@@ -353,7 +354,8 @@ fn place_filters<'q>(
 /// joined there (to-one, or on a to-many join the keys already make). A
 /// branch beyond a to-many join would need a semi-join of its own inside
 /// the OR, which is not written yet: refused, naming the join.
-fn place_any_of(graph: &crate::model::graph::JoinGraph, tree: &mut JoinTree, q: &MetricQuery) -> Result<Vec<Condition<PlannedFilter>>, Issue> {
+fn place_any_of(model: &CheckedModel, tree: &mut JoinTree, q: &MetricQuery) -> Result<Vec<Condition<PlannedFilter>>, Issue> {
+    let graph = model.graph();
     let mut out = Vec::with_capacity(q.any_of.len());
     for c in &q.any_of {
         for f in c.atoms() {
@@ -369,7 +371,7 @@ fn place_any_of(graph: &crate::model::graph::JoinGraph, tree: &mut JoinTree, q: 
             }
             tree.add(steps, &f.column.entity)?;
         }
-        out.push(c.try_map(&mut |f: &Filter| Ok::<_, Issue>(PlannedFilter::on(&f.column.entity, f)))?);
+        out.push(c.try_map(&mut |f: &Filter| PlannedFilter::on(model, &f.column.entity, f))?);
     }
     Ok(out)
 }

@@ -143,7 +143,9 @@ fn declared(j: &JoinStep) -> &'static str {
 fn filter(p: &PlannedFilter) -> String {
     let values: Vec<String> = p.values.iter().map(|v| v.to_json().to_string()).collect();
     let shift = p.shift.map(|(s, _)| format!(" (moved {s} later)")).unwrap_or_default();
-    format!("{}.{}{shift} {} [{}]", p.alias, p.column, p.op.as_str(), values.join(", "))
+    // A metric filter: the column's values whose metric compares.
+    let whose = p.by_metric.as_deref().and_then(|m| m.outputs.first()).map(|o| format!(" whose {}", o.name)).unwrap_or_default();
+    format!("{}.{}{shift}{whose} {} [{}]", p.alias, p.column, p.op.as_str(), values.join(", "))
 }
 
 fn condition(c: &crate::ir::Condition<PlannedFilter>) -> String {

@@ -137,11 +137,19 @@ pub struct PlannedFilter {
     /// component: the filter reads the moved time, so it selects output
     /// buckets, not source rows.
     pub shift: Option<(Interval, TypeClass)>,
+    /// A metric filter: the plan of the metric grouped by the column (one
+    /// key, one output); the filter keeps the column values whose metric
+    /// value compares as `op` and `values` say.
+    pub by_metric: Option<Box<RequestPlan>>,
 }
 
 impl PlannedFilter {
-    fn on(alias: &str, f: &crate::ir::Filter) -> Self {
-        PlannedFilter { alias: alias.to_string(), column: f.column.column.clone(), op: f.op, values: f.values.clone(), shift: None }
+    fn on(model: &CheckedModel, alias: &str, f: &crate::ir::Filter) -> Result<Self, Issue> {
+        let by_metric = match &f.by_metric {
+            Some(resolved) => Some(Box::new(plan_request(model, resolved)?)),
+            None => None,
+        };
+        Ok(PlannedFilter { alias: alias.to_string(), column: f.column.column.clone(), op: f.op, values: f.values.clone(), shift: None, by_metric })
     }
 }
 

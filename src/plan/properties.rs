@@ -94,8 +94,8 @@ fn filter() -> impl Strategy<Value = FilterArg> {
     prop_oneof![
         // Null tests need no value of the column's type, so they plan often.
         3 => (pick(&pools().columns), prop_oneof![Just("is_null"), Just("not_null")])
-            .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None }),
-        1 => (pick(&pools().columns), compare, value).prop_map(|(column, op, value)| FilterArg { column, op: op.to_string(), value }),
+            .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None, metric: None }),
+        1 => (pick(&pools().columns), compare, value).prop_map(|(column, op, value)| FilterArg { column, op: op.to_string(), value, metric: None }),
     ]
 }
 
@@ -105,7 +105,7 @@ fn condition() -> BoxedStrategy<Condition<FilterArg>> {
     // Mostly null tests, which type on every column: a request plans only when every atom does.
     let null_test = || {
         (pick(&pools().columns), prop_oneof![Just("is_null"), Just("not_null"), Just("like")])
-            .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None })
+            .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None, metric: None })
     };
     let atom = move || prop_oneof![4 => null_test(), 1 => filter()].prop_map(Condition::Atom).boxed();
     prop_oneof![

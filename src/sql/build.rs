@@ -309,6 +309,22 @@ pub fn derived(query: Query, quote: char, alias: &str) -> TableFactor {
     TableFactor::Derived { lateral: false, subquery: Box::new(query), alias: Some(a), sample: None }
 }
 
+/// `expr IN (query)`.
+pub fn in_subquery(expr: Expr, query: Query) -> Expr {
+    Expr::InSubquery { expr: Box::new(expr), subquery: Box::new(query), negated: false }
+}
+
+/// The query without ORDER BY and without any limit (LIMIT, TOP, FETCH):
+/// a whole answer used as a relation.
+pub fn clear_order_and_limit(q: &mut Query) {
+    q.order_by = None;
+    q.limit_clause = None;
+    q.fetch = None;
+    if let SetExpr::Select(select) = q.body.as_mut() {
+        select.top = None;
+    }
+}
+
 /// `expr [NOT] LIKE pattern`, with the engine's own escape rules.
 pub fn like(expr: Expr, pattern: Expr, negated: bool) -> Expr {
     Expr::Like { negated, any: false, expr: Box::new(expr), pattern: Box::new(pattern), escape_char: None }

@@ -88,16 +88,26 @@ pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, U
     if dialect.like == Like::Unsupported && plan.components.iter().flat_map(ComponentPlan::all_filters).any(|f| matches!(f.op, FilterOp::Like | FilterOp::NotLike)) {
         return Err(Unsupported { dialect: dialect.name, feature: "case-sensitive LIKE".into() });
     }
-    let computed = parse_computed(plan, dialect)?;
-    let mut e = Emitter { dialect, params: Vec::new(), plan, computed };
-    let query = match &plan.combine {
-        Combine::Single => match plan.components.first() {
-            Some(c) => select(&mut e, c, Naming::Output)?,
-            None => return Err(Unsupported { dialect: dialect.name, feature: "request without a metric".into() }),
-        },
-        Combine::Joined { key_sources, keys_end, reads } => combined(&mut e, key_sources, *keys_end, reads)?,
-    };
+    // A metric filter's plan is written inside a filter, which cannot
+    // fail: what it needs is checked here first.
+    for inner in plan.components.iter().flat_map(ComponentPlan::all_filters).filter_map(|f| f.by_metric.as_deref()) {
+        lower(inner, dialect)?;
+    }
+    let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)? };
+    let query = answer(&mut e)?;
     Ok(Lowered { query, params: e.params, dialect, limit: plan.limit })
+}
+
+/// The whole answer of `e.plan`, ordered and limited.
+fn answer(e: &mut Emitter) -> Result<Query, Unsupported> {
+    let plan = e.plan;
+    Ok(match &plan.combine {
+        Combine::Single => match plan.components.first() {
+            Some(c) => select(e, c, Naming::Output)?,
+            None => return Err(Unsupported { dialect: e.dialect.name, feature: "request without a metric".into() }),
+        },
+        Combine::Joined { key_sources, keys_end, reads } => combined(e, key_sources, *keys_end, reads)?,
+    })
 }
 
 fn limit_of(dialect: &Dialect, n: u32) -> Limit {
@@ -622,6 +632,19 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
     }))
 }
 
+/// The operator of a comparison op (`eq` … `gte`); the others are no
+/// comparison and never reach here (`=` stands in).
+fn comparison(op: FilterOp) -> BinaryOperator {
+    match op {
+        FilterOp::Ne => BinaryOperator::NotEq,
+        FilterOp::Lt => BinaryOperator::Lt,
+        FilterOp::Lte => BinaryOperator::LtEq,
+        FilterOp::Gt => BinaryOperator::Gt,
+        FilterOp::Gte => BinaryOperator::GtEq,
+        _ => BinaryOperator::Eq,
+    }
+}
+
 /// `1 = 1` or `1 = 0`: what a predicate with nothing to compare keeps.
 fn constant(keep: bool) -> Expr {
     build::binary(build::number("1"), BinaryOperator::Eq, build::number(if keep { "1" } else { "0" }))
@@ -985,19 +1008,52 @@ impl Emitter<'_> {
         build::nested(exprs.fold(first, |acc, e| build::binary(acc, op.clone(), e)))
     }
 
+    /// `column IN (SELECT key FROM (the metric by column) WHERE value op v)`:
+    /// the column values whose metric value compares as the filter says.
+    /// The inner answer binds its parameters before the comparison's, as
+    /// they are written.
+    fn metric_filter(&mut self, col: Expr, f: &PlannedFilter, inner: &RequestPlan) -> Expr {
+        const MF: &str = "sb_mf";
+        let q = self.dialect.quote;
+        let (Some(key), Some(value)) = (inner.group_by.first(), inner.outputs.first()) else { return constant(false) };
+        // (`lower` wrote the inner plan once already: these succeed.)
+        let computed = parse_computed(inner, self.dialect).unwrap_or_default();
+        let mut e = Emitter { dialect: self.dialect, params: std::mem::take(&mut self.params), plan: inner, computed };
+        let body = answer(&mut e);
+        self.params = e.params;
+        let Ok(mut body) = body else { return constant(false) };
+        build::clear_order_and_limit(&mut body);
+        let metric_value = build::column(q, MF, &value.name);
+        let compare = match f.op {
+            FilterOp::In | FilterOp::NotIn => {
+                let list = f.values.iter().map(|v| self.bind(v)).collect();
+                Expr::InList { expr: Box::new(metric_value), list, negated: f.op == FilterOp::NotIn }
+            }
+            op => {
+                let Some(v) = f.values.first() else { return constant(false) };
+                let bound = self.bind(v);
+                build::binary(metric_value, comparison(op), bound)
+            }
+        };
+        let keys = build::query(SelectParts {
+            projection: vec![SelectItem::UnnamedExpr(build::column(q, MF, &key.output_name))],
+            selection: Some(compare),
+            ..SelectParts::from(build::derived(body, q, MF))
+        });
+        build::in_subquery(col, keys)
+    }
+
     fn filter(&mut self, f: &PlannedFilter) -> Expr {
         let col = build::column(self.dialect.quote, &f.alias, &f.column);
+        if let Some(inner) = &f.by_metric {
+            return self.metric_filter(col, f, inner);
+        }
         let col = match f.shift {
             Some((shift, class)) => build::nested(self.add_interval(col, shift, 1, class)),
             None => col,
         };
         let op = match f.op {
-            FilterOp::Eq => BinaryOperator::Eq,
-            FilterOp::Ne => BinaryOperator::NotEq,
-            FilterOp::Lt => BinaryOperator::Lt,
-            FilterOp::Lte => BinaryOperator::LtEq,
-            FilterOp::Gt => BinaryOperator::Gt,
-            FilterOp::Gte => BinaryOperator::GtEq,
+            FilterOp::Eq | FilterOp::Ne | FilterOp::Lt | FilterOp::Lte | FilterOp::Gt | FilterOp::Gte => comparison(f.op),
             // An empty list (only a hand-built plan has one; requests are
             // checked): IN () keeps no row, NOT IN () every row.
             FilterOp::In | FilterOp::NotIn if f.values.is_empty() => return constant(f.op == FilterOp::NotIn),

@@ -16,6 +16,9 @@ pub struct FilterArgs {
     /// Dates and timestamps are ISO strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<serde_json::Value>,
+    /// Compare this metric's value per `column` value instead (e.g. `order_count` by `customer.id` gte 5: customers with at least 5 orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
 }
 
 /// One ORDER BY key.

@@ -278,7 +278,7 @@ fn saved_request(model: &crate::model::SemanticModel, name: &str, args: &GetMetr
                 (crate::model::OpArity::Scalar, [v, ..]) => FilterValue::Scalar(v.clone()),
                 (crate::model::OpArity::Scalar, []) => FilterValue::None,
             };
-            FilterArg { column: f.column.to_string(), op: f.op.as_str().to_string(), value }
+            FilterArg { column: f.column.to_string(), op: f.op.as_str().to_string(), value, metric: None }
         })
         .collect::<Vec<_>>();
     all.append(&mut filters);
@@ -320,7 +320,7 @@ fn filter_of(f: &FilterArgs) -> Result<FilterArg, ir::Issue> {
         Some(Json::Array(items)) => FilterValue::List(items.iter().map(literal).collect::<Result<_, _>>()?),
         Some(v) => FilterValue::Scalar(literal(v)?),
     };
-    Ok(FilterArg { column: f.column.clone(), op: f.op.clone(), value })
+    Ok(FilterArg { column: f.column.clone(), op: f.op.clone(), value, metric: f.metric.clone() })
 }
 
 /// The arguments as a JSON object, for a recovery's `suggested_args`.
