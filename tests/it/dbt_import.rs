@@ -531,3 +531,89 @@ fn every_oracle_request_compiles_for_every_dialect_or_is_refused() {
         assert!(*n >= 70, "only {n} dbt requests compile for {dialect}");
     }
 }
+
+/// MetricFlow's refusals, answered: where the answer is well defined (its
+/// SQL errs on the entity named `order`, it refuses fan-out and an entity
+/// path two metrics share), ours equals SQL written by hand on the same
+/// warehouse; every other refusal is ours too, with a charter error kind.
+const ANSWERED_WHERE_METRICFLOW_REFUSES: &[(&str, &str)] = &[
+    (
+        "023_entity_order_reserved_word",
+        "SELECT o.order_id, sum(oi.quantity * oi.item_price) FROM main.order_items oi LEFT JOIN main.orders o ON o.order_id = oi.order_id GROUP BY 1",
+    ),
+    (
+        "047_where_metric_filter_reserved_entity",
+        "SELECT c.country, count(o.order_id) FROM main.orders o LEFT JOIN main.customers c ON c.customer_id = o.customer_id
+         WHERE o.order_id IN (SELECT order_id FROM main.order_items GROUP BY order_id HAVING sum(quantity * item_price) > 100)
+         GROUP BY 1",
+    ),
+    (
+        // Each order once per category it has items in (none: NULL).
+        "117_refused_fan_out",
+        "SELECT p.category, count(DISTINCT o.order_id) FROM main.orders o LEFT JOIN main.order_items oi ON oi.order_id = o.order_id
+         LEFT JOIN main.products p ON p.product_id = oi.product_id GROUP BY 1",
+    ),
+    (
+        // The orders with at least one toy, each once.
+        "118_refused_fan_out_where",
+        "SELECT sum(o.discount_amount) FROM main.orders o
+         WHERE EXISTS (SELECT 1 FROM main.order_items oi JOIN main.products p ON p.product_id = oi.product_id
+                       WHERE oi.order_id = o.order_id AND p.category = 'toys')",
+    ),
+    (
+        "123_refused_entity_path_shortcut_two_metrics",
+        "WITH r AS (SELECT c.country, sum(oi.quantity * oi.item_price) AS v FROM main.order_items oi
+                    LEFT JOIN main.orders o ON o.order_id = oi.order_id LEFT JOIN main.customers c ON c.customer_id = o.customer_id GROUP BY 1),
+              n AS (SELECT c.country, count(o.order_id) AS v FROM main.orders o LEFT JOIN main.customers c ON c.customer_id = o.customer_id GROUP BY 1)
+         SELECT coalesce(r.country, n.country), r.v, n.v FROM r FULL JOIN n ON r.country IS NOT DISTINCT FROM n.country",
+    ),
+];
+
+#[test]
+fn metricflows_refusals_are_answered_exactly_or_refused_with_a_charter_error() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-refusals"));
+    import(&out);
+    let warehouse = dbt_shop_warehouse();
+    let source = format!("duckdb:{}", warehouse.display());
+    let options = SessionOptions { source: Some(source), audit: false, introspect: Introspect::Always, require_engine: true, ..SessionOptions::default() };
+    let session = Session::open(Project::open(&out).unwrap(), options).expect("the imported project opens on the warehouse");
+    let engine = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).unwrap();
+    let (mut answered, mut refused) = (0, 0);
+    for case_path in entries(&repo("tests/dbt/cases"), ".yaml") {
+        let slug = case_path.file_stem().unwrap().to_str().unwrap().to_string();
+        let expected: Json = serde_json::from_str(&std::fs::read_to_string(repo(&format!("tests/dbt/expected/{slug}.json"))).unwrap()).unwrap();
+        if expected.get("refused").is_none() {
+            continue;
+        }
+        let Some(mut args) = as_request(&yaml_file_as_json(&case_path)) else { continue };
+        // The whole answer: MetricFlow's limit would cut ties arbitrarily.
+        if let Some(o) = args.as_object_mut() {
+            o.remove("limit");
+        }
+        let env = serde_json::to_value(session.call("get_metric", &args)).unwrap();
+        match ANSWERED_WHERE_METRICFLOW_REFUSES.iter().find(|(s, _)| *s == slug) {
+            Some((_, sql)) => {
+                assert_eq!(env["status"], "success", "{slug}: {env:#}");
+                let hand = schemabrain::sql::CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "duckdb" };
+                let rows = schemabrain::engine::Engine::run(&engine, &hand, crate::common::limits()).unwrap_or_else(|e| panic!("{slug}: hand SQL fails: {e}")).rows;
+                assert!(!rows.is_empty(), "{slug}: the hand-written SQL returns no rows");
+                let as_text = |rows: &[Json]| -> Vec<Vec<String>> {
+                    let mut v: Vec<Vec<String>> = rows.iter().map(|r| r.as_array().unwrap().iter().map(normalize).collect()).collect();
+                    v.sort();
+                    v
+                };
+                let ours = as_text(env["data"]["rows"].as_array().unwrap());
+                let theirs = as_text(serde_json::to_value(&rows).unwrap().as_array().unwrap());
+                assert_eq!(ours, theirs, "{slug}: ours vs by hand\n  sql: {}", env["data"]["sql"]);
+                answered += 1;
+            }
+            None => {
+                assert_eq!(env["status"], "error", "{slug} is refused by MetricFlow and answered here: add hand-written SQL for it\n{env:#}");
+                assert!(env["error"]["kind"].is_string(), "{slug}: {env:#}");
+                refused += 1;
+            }
+        }
+    }
+    eprintln!("MetricFlow's refusals: {answered} answered exactly, {refused} refused with a charter error");
+    assert_eq!(answered, ANSWERED_WHERE_METRICFLOW_REFUSES.len());
+}
