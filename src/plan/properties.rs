@@ -102,9 +102,10 @@ fn filter() -> impl Strategy<Value = FilterArg> {
 /// A disjunction of two filters, or of a filter and a conjunction. Boxed:
 /// unboxed, its value trees make stack frames that overflow a test thread.
 fn condition() -> BoxedStrategy<Condition<FilterArg>> {
-    // Mostly null tests, which type on every column: a request plans only when every atom does.
+    // Mostly null tests, which type on every column: a request plans only
+    // when every atom does. (`like` without a value never types: not drawn.)
     let null_test = || {
-        (pick(&pools().columns), prop_oneof![Just("is_null"), Just("not_null"), Just("like")])
+        (pick(&pools().columns), prop_oneof![Just("is_null"), Just("not_null")])
             .prop_map(|(column, op)| FilterArg { column, op: op.to_string(), value: FilterValue::None, metric: None })
     };
     let atom = move || prop_oneof![4 => null_test(), 1 => filter()].prop_map(Condition::Atom).boxed();
@@ -132,8 +133,9 @@ fn request() -> impl Strategy<Value = MetricRequest> {
         prop::collection::vec(order, 0..2),
         prop::option::weighted(0.3, prop_oneof![4 => Just(1i64), 4 => Just(10), 1 => Just(-1), 1 => Just(0), 1 => Just(i64::MAX)]),
         prop::collection::vec(pick(&p.joins), 0..2),
-        // Rarely: most random filters do not type, and a request needs all of them to.
-        prop::option::weighted(0.1, condition()),
+        // Rarely: a request plans only when every atom types, and the property
+        // needs a tenth of the requests to plan (drawn more often, it fell short).
+        prop::option::weighted(0.05, condition()),
     )
         .prop_map(|(names, group_by, filters, grain, time_dimension, order_by, limit, via, any_of)| MetricRequest {
             where_strings: Vec::new(),
