@@ -344,16 +344,9 @@ impl Parser<'_> {
         let atom = |op: &str, v: Json| Condition::Atom(json!({"column": column, "op": op, "value": v, "metric": metric}));
         let (cond, next) = match self.toks.get(i + 1).map(|(_, t)| t) {
             Some(Tok::Op(op)) => {
+                let op = FilterOp::parse(op).ok_or_else(|| self.fail(i + 1, "expected a comparison"))?;
                 let v = number(self, i + 2)?;
-                let op = match op.as_str() {
-                    "=" => "eq",
-                    "!=" | "<>" => "ne",
-                    "<" => "lt",
-                    "<=" => "lte",
-                    ">" => "gt",
-                    _ => "gte",
-                };
-                (atom(op, v), i + 3)
+                (atom(op.as_str(), v), i + 3)
             }
             Some(Tok::Word(w)) if w == "BETWEEN" => {
                 let lo = number(self, i + 2)?;
@@ -398,15 +391,12 @@ impl Parser<'_> {
         };
         let (cond, next) = match self.toks.get(i).map(|(_, t)| t) {
             Some(Tok::Op(op)) => {
+                let op = FilterOp::parse(op).ok_or_else(|| self.fail(i, "expected a comparison"))?;
                 let v = self.literal(i + 1)?;
-                let cond = match op.as_str() {
-                    "=" => compare("eq", v, i + 1)?,
+                let cond = match op {
                     // `!=` is `NOT =`, also on a period.
-                    "!=" | "<>" => negate(compare("eq", v, i + 1)?),
-                    "<" => compare("lt", v, i + 1)?,
-                    "<=" => compare("lte", v, i + 1)?,
-                    ">" => compare("gt", v, i + 1)?,
-                    _ => compare("gte", v, i + 1)?,
+                    FilterOp::Ne => negate(compare("eq", v, i + 1)?),
+                    op => compare(op.as_str(), v, i + 1)?,
                 };
                 (cond, i + 2)
             }

@@ -69,13 +69,14 @@ fn object_form(text: &str) -> Result<Named, Issue> {
 /// `TimeDimension(name, date_part_name=part)` as our group-by key,
 /// `entity.column__extract_<part>` (metric_time: the metric's own time).
 fn date_part_key(model: &SemanticModel, name: &str, grain: Option<&str>, part: &str, metric_time: Option<&str>, argument: &str) -> Result<String, Issue> {
+    // The grain as an argument or in the name (`metric_time__month`).
+    let (column, grain) = column_of(model, name, grain.map(str::to_string));
     if let Some(g) = grain {
-        return Err(malformed(argument, format!("`{}`: give a grain or a date part, not both (`{}`)", super::echo_name(name), super::echo_name(g))));
+        return Err(malformed(argument, format!("`{}`: give a grain or a date part, not both (`{}`)", super::echo_name(name), super::echo_name(&g))));
     }
-    let column = match column_of(model, name, None) {
-        (c, None) if c == "metric_time" => metric_time.map(str::to_string).ok_or_else(|| malformed(argument, "`metric_time` needs a metric with a time dimension".into()))?,
-        (c, None) => c,
-        (_, Some(g)) => return Err(malformed(argument, format!("`{}`: give a grain or a date part, not both (`{}`)", super::echo_name(name), super::echo_name(&g)))),
+    let column = match column {
+        c if c == "metric_time" => metric_time.map(str::to_string).ok_or_else(|| malformed(argument, "`metric_time` needs a metric with a time dimension".into()))?,
+        c => c,
     };
     Ok(format!("{column}__extract_{part}"))
 }

@@ -431,7 +431,7 @@ fn check_like(model: &SemanticModel, column: &ColumnRef, op: FilterOp, values: &
     if !matches!(op, FilterOp::Like | FilterOp::NotLike) {
         return Ok(());
     }
-    let class = model.entity(&column.entity).and_then(|e| e.column(&column.column)).map_or(crate::model::TypeClass::Unknown, |c| c.type_class());
+    let class = model.class_of(column);
     let text_column = matches!(class, crate::model::TypeClass::Text | crate::model::TypeClass::Unknown);
     if text_column && values.iter().all(|v| matches!(v, Value::Text(_))) {
         return Ok(());
@@ -496,7 +496,7 @@ fn group_column(model: &SemanticModel, text: &str) -> Result<GroupColumn, Issue>
         Derived::Part(p) => p.as_str(),
         Derived::Bucket(g) => g.as_str(),
     };
-    let class = model.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(crate::model::TypeClass::Unknown, |col| col.type_class());
+    let class = model.class_of(&c);
     if class != crate::model::TypeClass::Unknown && !class.is_temporal() {
         return Err(Issue::Malformed {
             argument: "group_by".into(),

@@ -121,6 +121,12 @@ impl SemanticModel {
         self.entities.get(name)
     }
 
+    /// The type class of a column; unknown when neither the model nor a
+    /// catalog says (or the column is not there).
+    pub fn class_of(&self, c: &ColumnRef) -> TypeClass {
+        self.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(TypeClass::Unknown, Column::type_class)
+    }
+
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.get(name)
     }

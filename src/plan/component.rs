@@ -432,7 +432,7 @@ fn choose_time(
             _ => return Err(Issue::AmbiguousTimeDimension { candidates: candidates.iter().map(ToString::to_string).collect() }),
         }
     };
-    let class = model.entity(&dimension.entity).and_then(|e| e.column(&dimension.column)).map_or(TypeClass::Unknown, |c| c.type_class());
+    let class = model.class_of(&dimension);
     let allowed_by_metric: Vec<Grain> =
         if resolution == TimeResolution::Local && !metric.time_grains.is_empty() { metric.time_grains.clone() } else { Grain::ALL.to_vec() };
     if class == TypeClass::Date && grain < Grain::Day {

@@ -409,11 +409,6 @@ impl RequestPlan {
 /// either all are bucketed or the request has no grain they can align on.
 /// When their time dimensions differ, the bucket column is named
 /// `metric_time__<grain>`.
-/// The type class of a column (unknown when neither model nor catalog says).
-fn class_of(model: &CheckedModel, c: &ColumnRef) -> TypeClass {
-    model.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(TypeClass::Unknown, |col| col.type_class())
-}
-
 pub fn plan_request(model: &CheckedModel, resolved: &ResolvedRequest) -> Result<RequestPlan, Issue> {
     let queries = &resolved.components;
     let Some(first) = queries.first() else {
@@ -432,7 +427,7 @@ pub fn plan_request(model: &CheckedModel, resolved: &ResolvedRequest) -> Result<
         }
     }
     let group_by: Vec<GroupKey> =
-        first.group_by.iter().map(|g| GroupKey { column: g.column.clone(), derived: g.derived, class: class_of(model, &g.column), output_name: g.to_string() }).collect();
+        first.group_by.iter().map(|g| GroupKey { column: g.column.clone(), derived: g.derived, class: model.class_of(&g.column), output_name: g.to_string() }).collect();
     let order_by = full_order(&first.order_by, time.is_some(), group_by.len());
     let combine = combine(&components, &resolved.outputs);
     Ok(RequestPlan { time, group_by, components, outputs: resolved.outputs.clone(), order_by, limit: first.limit, combine })
