@@ -24,10 +24,13 @@
 //! filters (MetricFlow where strings) become our filters (`where_filter`).
 //! Dimensions and measures whose `expr` is SQL (beyond a column or our
 //! arithmetic) become computed columns of the entity, named after them.
-//! Not yet (listed when met): metric filters with OR,
-//! `offset_to_grain` (MetricFlow answers it on the time spine), semantic models
-//! without a primary entity column, natural
-//! (SCD) entities. Saved queries become `queries/<name>.yaml` (their names
+//! A model without a primary key column (`primary_entity` alone) becomes
+//! an entity without an identity; `offset_to_grain` inputs are answered on
+//! the time spine as MetricFlow does; a natural entity with validity
+//! windows (SCD) becomes an entity without identity joined by the version
+//! valid at the metric's time (`valid_between`); a metric's filter with OR
+//! becomes `any_of` items. Not yet (listed when met): OR in the filters of
+//! ratio and derived inputs, `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
 //! Architecture invariant: pure over the manifest JSON; writing goes
@@ -122,14 +125,45 @@ fn provenance(source: &str) -> String {
     format!("origin: dbt_import\nprovenance:\n  inference_method: dbt_import\n  validation_state: applied\n  confidence: high\n  source: {}\n", q(source))
 }
 
+/// A natural entity with its validity window (dbt's `validity_params`).
+struct Versioned {
+    entity: String,
+    column: String,
+    from: String,
+    to: String,
+}
+
+/// The natural entity of an SCD model and its window's columns.
+fn versioned_by(sm: &Json, natural: &Json) -> Result<Versioned, String> {
+    let entity = s(natural, "name").unwrap_or("?").to_string();
+    let column = s(natural, "expr").unwrap_or(&entity).trim().to_string();
+    let bound = |flag: &str| {
+        arr(sm, "dimensions")
+            .iter()
+            .find(|d| d.get("type_params").and_then(|t| t.get("validity_params")).and_then(|v| v.get(flag)).and_then(Json::as_bool) == Some(true))
+            .map(|d| s(d, "expr").unwrap_or(s(d, "name").unwrap_or("?")).trim().to_string())
+    };
+    let (Some(from), Some(to)) = (bound("is_start"), bound("is_end")) else {
+        return Err(format!("the natural entity `{entity}` needs a time dimension with `is_start` and one with `is_end` (validity_params)"));
+    };
+    if ![&column, &from, &to].iter().all(|c| is_identifier(c)) {
+        return Err(format!("the natural entity `{entity}` or its validity window is a SQL expression, not a column"));
+    }
+    Ok(Versioned { entity, column, from, to })
+}
+
 /// One semantic model as an entity.
 struct Model<'a> {
     json: &'a Json,
     entity: String,
-    /// The primary entity's column.
-    key: String,
+    /// The primary entity's column; none when the model names its entity
+    /// with `primary_entity` alone.
+    key: Option<String>,
     /// dbt dimension name → column.
     columns: BTreeMap<String, String>,
+    /// A versioned model (natural entity): the entity's name, its column
+    /// and the validity window's start and end columns.
+    versioned: Option<Versioned>,
     /// Computed columns (dimensions and measures whose `expr` is SQL):
     /// name → (expression, type if known).
     computed: BTreeMap<String, (String, Option<&'static str>)>,
@@ -167,20 +201,40 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     for sm in arr(manifest, "semantic_models") {
         let name = s(sm, "name").unwrap_or("?");
         let primary = arr(sm, "entities").iter().find(|e| s(e, "type") == Some("primary"));
-        let natural = arr(sm, "entities").iter().any(|e| s(e, "type") == Some("natural"));
-        let Some(primary) = primary else {
-            let reason = if natural {
-                "a natural entity (a slowly changing dimension with validity windows) has no equivalent yet"
-            } else {
-                "no primary entity: the rows have no declared identity, and guessing one could make fan-out deduplication wrong"
-            };
-            out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason: reason.into() });
-            continue;
+        let natural = arr(sm, "entities").iter().find(|e| s(e, "type") == Some("natural"));
+        // A model without a primary key column names its entity with
+        // `primary_entity`: an entity without an identity (`identity: []`),
+        // whose fan-out is reported, never deduplicated by a guessed key.
+        let (entity, key) = match (primary, s(sm, "primary_entity")) {
+            (Some(primary), _) => {
+                let entity = s(primary, "name").unwrap_or(name).to_string();
+                (entity, Some(s(primary, "expr").or(s(primary, "name")).unwrap_or("").to_string()))
+            }
+            (None, Some(entity)) => (entity.to_string(), None),
+            (None, None) => {
+                let reason = "no primary entity: dbt itself requires `primary_entity` for a model without a primary key";
+                out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason: reason.into() });
+                continue;
+            }
         };
-        let entity = s(primary, "name").unwrap_or(name).to_string();
-        let key = s(primary, "expr").or(s(primary, "name")).unwrap_or("").to_string();
-        if !is_identifier(&entity) || !is_identifier(&key) {
-            out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason: format!("primary entity `{entity}` ({key}) is not a plain column") });
+        // A natural entity with validity windows (SCD type 2): joined from
+        // the models holding that entity by the version valid at the time
+        // of the metric's row.
+        let versioned = match natural {
+            None => None,
+            Some(n) => match versioned_by(sm, n) {
+                Ok(v) => Some(v),
+                Err(reason) => {
+                    out.unmapped.push(Unmapped { item: format!("semantic_model {name}"), reason });
+                    continue;
+                }
+            },
+        };
+        if !is_identifier(&entity) || key.as_deref().is_some_and(|k| !is_identifier(k)) {
+            out.unmapped.push(Unmapped {
+                item: format!("semantic_model {name}"),
+                reason: format!("primary entity `{entity}` ({}) is not a plain column", key.as_deref().unwrap_or("")),
+            });
             continue;
         }
         let mut columns = BTreeMap::new();
@@ -219,8 +273,10 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             }
         }
         let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
-        primary_of.insert(entity.clone(), models.len());
-        models.push(Model { json: sm, entity, key, columns, computed, agg_time_dimension });
+        if key.is_some() {
+            primary_of.insert(entity.clone(), models.len());
+        }
+        models.push(Model { json: sm, entity, key, columns, computed, agg_time_dimension, versioned });
     }
     // Entities and their joins.
     for m in &models {
@@ -231,7 +287,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         for e in arr(sm, "entities") {
             let ename = s(e, "name").unwrap_or("?");
             let kind = s(e, "type").unwrap_or("");
-            if kind == "primary" {
+            if kind == "primary" || kind == "natural" {
                 continue;
             }
             let col = s(e, "expr").unwrap_or(ename);
@@ -245,6 +301,10 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             }
             let cardinality = if kind == "unique" { "one_to_one" } else { "many_to_one" };
             let Some(t) = models.get(target) else { continue };
+            let Some(target_key) = &t.key else {
+                out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: format!("`{ename}` has no key column to join on") });
+                continue;
+            };
             let join = format!("{}_{}", m.entity, t.entity);
             out.files.insert(
                 format!("joins/{join}.yaml"),
@@ -252,7 +312,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                     "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: {cardinality}\n{}",
                     m.entity,
                     t.entity,
-                    t.key,
+                    target_key,
                     provenance(&origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]")))
                 ),
             );
@@ -275,13 +335,48 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             "version: 1\nname: {}\ndescription: {}\nbinding: {{single_table: {schema}.{table}}}\nidentity: {}\n{aliases}{}",
             m.entity,
             q(s(sm, "description").filter(|d| !d.trim().is_empty()).unwrap_or(&format!("dbt semantic model `{name}`"))),
-            m.key,
+            m.key.as_deref().unwrap_or("[]"),
             provenance(&origin(sm, source_file, &format!("semantic_models[{name}]")))
         );
         out.files.insert(format!("entities/{}.yaml", m.entity), text);
         out.entities += 1;
         for (dname, col) in &m.columns {
             out.names.insert(format!("{}__{dname}", m.entity), format!("{}.{col}", m.entity));
+        }
+    }
+    // Versioned models: joined from every model holding their natural
+    // entity, by the version valid at the metric's time; their dimensions
+    // answer to the natural entity's name (`store__manager_name`), as in
+    // MetricFlow, where no other model's dimension has that name.
+    for v in &models {
+        let Some(versioned) = &v.versioned else { continue };
+        let vname = s(v.json, "name").unwrap_or("?");
+        for m in models.iter().filter(|m| !std::ptr::eq(*m, v)) {
+            let name = s(m.json, "name").unwrap_or("?");
+            let held = arr(m.json, "entities").iter().find(|e| s(e, "name") == Some(versioned.entity.as_str()) && s(e, "type") != Some("natural"));
+            let Some(e) = held else { continue };
+            let col = s(e, "expr").unwrap_or(&versioned.entity).trim();
+            if !is_identifier(col) {
+                out.unmapped.push(Unmapped { item: format!("entity {name}.{}", versioned.entity), reason: "the key is a SQL expression".into() });
+                continue;
+            }
+            let join = format!("{}_{}", m.entity, v.entity);
+            out.files.insert(
+                format!("joins/{join}.yaml"),
+                format!(
+                    "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: many_to_one\nvalid_between: {{from: {}, to: {}}}\n{}",
+                    m.entity,
+                    v.entity,
+                    versioned.column,
+                    versioned.from,
+                    versioned.to,
+                    provenance(&origin(v.json, source_file, &format!("semantic_models[{vname}].entities[{}]", versioned.entity)))
+                ),
+            );
+            out.joins += 1;
+        }
+        for (dname, col) in &v.columns {
+            out.names.entry(format!("{}__{dname}", versioned.entity)).or_insert_with(|| format!("{}.{col}", v.entity));
         }
     }
     // Measures by name, with their model.
@@ -294,7 +389,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         }
     }
     let by_name: BTreeMap<&str, &Json> = arr(manifest, "metrics").iter().filter_map(|x| s(x, "name").map(|n| (n, x))).collect();
-    let identities: BTreeMap<String, String> = models.iter().map(|m| (m.entity.clone(), format!("{}.{}", m.entity, m.key))).collect();
+    let identities: BTreeMap<String, String> = models.iter().filter_map(|m| Some((m.entity.clone(), format!("{}.{}", m.entity, m.key.as_ref()?)))).collect();
     let names = Names { dbt: out.names.clone(), identities };
     let mut mapped: BTreeSet<String> = BTreeSet::new();
     // Simple metrics first, then ratios over them.
@@ -341,7 +436,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
         for name in pending {
             let Some(&metric) = by_name.get(name) else { continue };
             let result = if s(metric, "type") == Some("derived") {
-                derived_metric(name, metric, &mapped, source_file)
+                derived_metric(name, metric, &mapped, out.time_spine.is_some(), source_file)
             } else {
                 cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file)
             };
@@ -363,7 +458,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     for name in pending {
         let Some(&metric) = by_name.get(name) else { continue };
         let reason = match s(metric, "type") == Some("derived") {
-            true => derived_metric(name, metric, &mapped, source_file),
+            true => derived_metric(name, metric, &mapped, out.time_spine.is_some(), source_file),
             false => cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file),
         };
         if let Err(Pending::Waiting(reason) | Pending::Never(reason)) = reason {
@@ -443,23 +538,35 @@ struct Names {
     identities: BTreeMap<String, String>,
 }
 
-/// The where strings of a `filter` field, as our filters (YAML flow text).
-fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>) -> Result<Vec<String>, String> {
+/// The where strings of a `filter` field, as our filter items (YAML flow
+/// text): plain filters, and (where `or` allows) `any_of`/`all_of` items.
+fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>, or: bool) -> Result<Vec<String>, String> {
     let Some(f) = v.get("filter").filter(|f| !f.is_null()) else { return Ok(Vec::new()) };
     let resolve = where_filter::resolver(&names.dbt, &names.identities, metric_time);
     let mut out = Vec::new();
     for w in arr(f, "where_filters") {
         let text = s(w, "where_sql_template").unwrap_or("");
         let (filters, any_of) = where_filter::conjuncts(where_filter::parse(text, &resolve)?);
-        if !any_of.is_empty() {
-            return Err(format!("the filter `{text}` needs OR, which a metric's own filters cannot say yet (they are ANDed)"));
+        if !any_of.is_empty() && !or {
+            return Err(format!("the filter `{text}` needs OR, which an input's filters cannot say (they are ANDed)"));
         }
-        if filters.iter().any(|f| f.get("metric").is_some()) {
+        let atoms = filters.iter().chain(any_of.iter().flat_map(|c| c.atoms()));
+        if atoms.into_iter().any(|f| f.get("metric").is_some()) {
             return Err(format!("the filter `{text}` compares a metric, which a metric's own filters cannot say yet"));
         }
         out.extend(filters.iter().map(ToString::to_string));
+        out.extend(any_of.iter().map(condition_item));
     }
     Ok(out)
+}
+
+/// `{any_of: [...]}` / `{all_of: [...]}` of a metric's `filter` list.
+fn condition_item(c: &where_filter::Cond) -> String {
+    match c {
+        crate::model::Condition::Atom(f) => f.to_string(),
+        crate::model::Condition::Any(cs) => format!("{{any_of: [{}]}}", cs.iter().map(condition_item).collect::<Vec<_>>().join(", ")),
+        crate::model::Condition::All(cs) => format!("{{all_of: [{}]}}", cs.iter().map(condition_item).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 fn simple_metric(
@@ -528,9 +635,9 @@ fn simple_metric(
         Some(t) => Some(format!("{}.{}", model.entity, model.columns.get(t).ok_or_else(|| format!("agg time dimension `{t}` was not mapped"))?)),
         None => None,
     };
-    let mut filters = filters_of(metric, names, time_column.as_deref())?;
+    let mut filters = filters_of(metric, names, time_column.as_deref(), true)?;
     if let Some(input) = input {
-        filters.extend(filters_of(input, names, time_column.as_deref())?);
+        filters.extend(filters_of(input, names, time_column.as_deref(), true)?);
     }
     let mut text = header(name, metric);
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
@@ -589,7 +696,7 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
             return Err(format!("the {key} `{m}` was not mapped"));
         }
         // metric_time inside an input filter would need the input's time dimension.
-        let filters = filters_of(v, names, None)?;
+        let filters = filters_of(v, names, None, false)?;
         if filters.is_empty() {
             Ok(m)
         } else {
@@ -696,7 +803,7 @@ fn interval(v: &Json) -> Option<String> {
     Some(format!("{n} {g}{}", if n == 1 { "" } else { "s" }))
 }
 
-fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_file: &str) -> Result<String, Pending> {
+fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, has_time_spine: bool, source_file: &str) -> Result<String, Pending> {
     if metric.get("filter").is_some_and(|f| !f.is_null()) {
         return Err(Pending::Never("a filter on a derived metric itself is not imported yet".into()));
     }
@@ -717,13 +824,15 @@ fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, source_f
             item.push_str(&format!(", alias: {a}"));
         }
         // MetricFlow answers for every bucket where an input has rows, the
-        // moved buckets included: ours with `periods: any_input`. Its
-        // offset_to_grain reads every spine day of the period, which ours
-        // (the value at each answer key's period start) does not yet.
-        if s(i, "offset_to_grain").is_some() {
-            return Err(Pending::Never(format!(
-                "its input `{m}` has offset_to_grain: MetricFlow answers it for every day of the time spine whose period start has data, which ours does not yet"
-            )));
+        // moved buckets included, and for every spine bucket of a period
+        // whose start an offset_to_grain input has: ours with `periods: any_input`.
+        if let Some(g) = s(i, "offset_to_grain") {
+            if !has_time_spine {
+                return Err(Pending::Never(format!("its input `{m}` has offset_to_grain, answered on the time spine, and the manifest names none")));
+            }
+            let g = crate::model::Grain::parse(g).ok_or_else(|| Pending::Never(format!("its input `{m}` has offset_to_grain `{g}`, not a grain")))?;
+            item.push_str(&format!(", offset_to_grain: {}", g.as_str()));
+            moved = true;
         }
         if let Some(w) = i.get("offset_window").filter(|w| !w.is_null()) {
             item.push_str(&format!(", offset_window: {}", interval(w).ok_or_else(|| Pending::Never("an offset_window it cannot read".into()))?));

@@ -244,7 +244,7 @@ struct Parser<'a> {
     resolve: &'a dyn Fn(&str, &str) -> Result<String, String>,
 }
 
-type Cond = Condition<Filter>;
+pub type Cond = Condition<Filter>;
 
 fn atom(column: &str, op: &str, value: Option<Json>) -> Cond {
     let mut f = json!({"column": column, "op": op});

@@ -107,9 +107,28 @@ fn column_of(model: &SemanticModel, name: &str, grain: Option<String>) -> (Strin
     };
     // The last two links: the entity and its column (more than one `__` is an entity path).
     match parts {
-        [.., entity, column] => (format!("{entity}.{column}"), grain),
+        [.., entity, column] => (versioned_home(model, entity, column).unwrap_or_else(|| format!("{entity}.{column}")), grain),
         _ => (name.to_string(), grain),
     }
+}
+
+/// MetricFlow names a dimension of a versioned model (SCD) after its
+/// natural entity (`store__manager_name`): ours is the column of the one
+/// versioned entity joined from that entity which has it, when the entity
+/// itself has no such column.
+fn versioned_home(model: &SemanticModel, entity: &str, column: &str) -> Option<String> {
+    let e = model.entity(entity)?;
+    if !e.knows_columns() || e.column(e.resolve_alias(column)).is_some() {
+        return None;
+    }
+    let mut homes = model
+        .joins
+        .values()
+        .filter(|j| j.valid_between.is_some() && j.source_entity == entity)
+        .filter_map(|j| model.entity(&j.target_entity))
+        .filter(|v| v.column(v.resolve_alias(column)).is_some());
+    let home = homes.next()?;
+    homes.next().is_none().then(|| format!("{}.{column}", home.name))
 }
 
 /// The request with MetricFlow's names rewritten to ours.

@@ -125,6 +125,10 @@ pub enum Transform {
     /// Computed as usual; each output bucket takes the value of the first
     /// bucket of its period at this grain.
     ToGrain(Grain),
+    /// As `ToGrain`, and its keys are every bucket of the time spine whose
+    /// period starts with a bucket it has rows for (a derived metric with
+    /// `periods: any_input`: MetricFlow's `offset_to_grain`).
+    ToGrainKeys(Grain),
     /// Accumulated over the window ending with each bucket of a time spine.
     Cumulative(CumulativeWindow),
     /// Accumulated over the window ending with each day of the project's
@@ -149,7 +153,18 @@ impl Transform {
     }
 
     pub fn needs_grain(&self) -> bool {
-        matches!(self, Transform::Offset(_) | Transform::OffsetKeys(_) | Transform::ToGrain(_) | Transform::Cumulative(_) | Transform::DailyCumulative(..))
+        matches!(
+            self,
+            Transform::Offset(_) | Transform::OffsetKeys(_) | Transform::ToGrain(_) | Transform::ToGrainKeys(_) | Transform::Cumulative(_) | Transform::DailyCumulative(..)
+        )
+    }
+
+    /// The period whose first bucket gives every bucket its value.
+    pub fn period_start(&self) -> Option<Grain> {
+        match self {
+            Transform::ToGrain(g) | Transform::ToGrainKeys(g) => Some(*g),
+            _ => None,
+        }
     }
 }
 

@@ -167,6 +167,8 @@ fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequ
     let mut component = |m: &crate::model::Metric, extra: &[crate::model::FilterSpec], transform: Transform| -> Result<usize, Issue> {
         let mut filters = metric_filters(model, m, extra)?;
         filters.extend(request_filters.iter().cloned());
+        let mut any_of = m.any_of.iter().map(|c| c.try_map(&mut |f| declared_filter(model, f))).collect::<Result<Vec<_>, _>>()?;
+        any_of.extend(request_any_of.iter().cloned());
         let q = MetricQuery {
             metric: m.name.clone(),
             anchor: m.entity.clone(),
@@ -174,7 +176,7 @@ fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequ
             time_grain,
             time_dimension: time_dimension.clone(),
             filters,
-            any_of: request_any_of.clone(),
+            any_of,
             order_by: order_by.clone(),
             limit,
             via: via.clone(),
@@ -255,6 +257,7 @@ fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequ
                                 None => Transform::Plain,
                                 Some(crate::model::TimeOffset::Window(w)) if d.periods == crate::model::Periods::AnyInput => Transform::OffsetKeys(w),
                                 Some(crate::model::TimeOffset::Window(w)) => Transform::Offset(w),
+                                Some(crate::model::TimeOffset::ToGrain(g)) if d.periods == crate::model::Periods::AnyInput => Transform::ToGrainKeys(g),
                                 Some(crate::model::TimeOffset::ToGrain(g)) => Transform::ToGrain(g),
                             };
                             check_time(name, input_metric(i)?, time_grain, &transform)?;
@@ -277,11 +280,16 @@ fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequ
 fn metric_filters(model: &SemanticModel, m: &crate::model::Metric, extra: &[crate::model::FilterSpec]) -> Result<Vec<Filter>, Issue> {
     let mut filters: Vec<Filter> = Vec::new();
     for f in m.filters.iter().chain(extra) {
-        let values = typed_values(model, &f.column, f.op, &f.values)?;
-        check_like(model, &f.column, f.op, &values, "name")?;
-        filters.push(Filter { column: f.column.clone(), op: f.op, values, from_metric: true, by_metric: None });
+        filters.push(declared_filter(model, f)?);
     }
     Ok(filters)
+}
+
+/// One filter a metric declares, typed.
+fn declared_filter(model: &SemanticModel, f: &crate::model::FilterSpec) -> Result<Filter, Issue> {
+    let values = typed_values(model, &f.column, f.op, &f.values)?;
+    check_like(model, &f.column, f.op, &values, "name")?;
+    Ok(Filter { column: f.column.clone(), op: f.op, values, from_metric: true, by_metric: None })
 }
 
 /// A component that moves along time needs a grain, and a period
@@ -295,7 +303,7 @@ fn check_time(output: &str, m: &crate::model::Metric, grain: Option<Grain>, tran
         return Err(Issue::TimeGrainRequired { metric: output.to_string(), allowed });
     };
     let period = match transform {
-        Transform::ToGrain(p) | Transform::Cumulative(crate::model::CumulativeWindow::GrainToDate(p)) => *p,
+        Transform::ToGrain(p) | Transform::ToGrainKeys(p) | Transform::Cumulative(crate::model::CumulativeWindow::GrainToDate(p)) => *p,
         _ => return Ok(()),
     };
     if grain.nests_in(period) {

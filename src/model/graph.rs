@@ -27,6 +27,8 @@ pub struct JoinEdge {
     pub on: Vec<(String, String)>,
     /// `None` when undeclared: walked as the worst case (many_to_many).
     pub cardinality: Option<Cardinality>,
+    /// The target's validity window, for a versioned join.
+    pub valid_between: Option<super::Validity>,
 }
 
 /// One join walked in a given direction.
@@ -90,6 +92,7 @@ impl JoinGraph {
                     target: j.target_entity.clone(),
                     on: j.on.iter().map(|k| (k.source.clone(), k.target.clone())).collect(),
                     cardinality: j.cardinality,
+                    valid_between: j.valid_between.clone(),
                 };
                 graph.add_edge(a, b, edge);
             }

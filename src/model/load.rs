@@ -8,7 +8,7 @@ use super::*;
 
 const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "provenance", "group", "columns", "column_aliases"];
 const JOIN_KEYS: &[&str] =
-    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "origin", "provenance"];
+    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "valid_between", "origin", "provenance"];
 const METRIC_KEYS: &[&str] = &[
     "version",
     "name",
@@ -441,11 +441,10 @@ fn read_binding(r: &mut Reader<'_>, field: Field<'_>) -> Option<TableRef> {
 
 fn read_identity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<String>> {
     if matches!(field.node.data, saphyr::YamlDataOwned::Sequence(_)) {
+        // `identity: []`: rows without a declared identity (a snapshot or
+        // log table): a request that would fan its measures out is answered
+        // `degraded/fan_out_join`, never deduplicated by a guessed key.
         let items = r.list(field, "identity")?;
-        if items.is_empty() {
-            r.error(field.line, "identity", "a composite identity needs at least one column");
-            return None;
-        }
         let cols: Vec<Option<String>> = items.into_iter().map(|(p, f)| r.identifier(f, &p)).collect();
         return cols.into_iter().collect();
     }
@@ -496,7 +495,11 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
     let origin = read_origin(r, &map);
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
-    let (name, source_entity, target_entity) = (name?, source?, target?);
+    let valid_between = match map.get("valid_between") {
+        None => Ok(None),
+        Some(f) => read_validity(r, f).map(Some).ok_or(()),
+    };
+    let (name, source_entity, target_entity, valid_between) = (name?, source?, target?, valid_between.ok()?);
     if source_entity == target_entity {
         r.error(
             map.get("target_entity").map_or(map.line, |f| f.line),
@@ -512,10 +515,19 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
         target_entity,
         on: on?,
         cardinality,
+        valid_between,
         origin,
         provenance: provenance.clone(),
         defined_at: origin_at(r, &map),
     })
+}
+
+/// `valid_between: {from: valid_from, to: valid_to}`: columns of the target.
+fn read_validity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Validity> {
+    let m = r.mapping(field.node, "valid_between", &["from", "to"], &["from", "to"])?;
+    let from = m.get("from").and_then(|f| r.identifier(f, "valid_between.from"));
+    let to = m.get("to").and_then(|f| r.identifier(f, "valid_between.to"));
+    Some(Validity { from: from?, to: to? })
 }
 
 fn read_on(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<JoinKey>> {
@@ -609,6 +621,9 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
             defined_at: origin_at(r, &map),
         });
     }
+    let periods =
+        read_choice(r, &map, "periods", &[("unmoved_inputs", Periods::UnmovedInputs), ("any_input", Periods::AnyInput)], Periods::UnmovedInputs)?;
+    let any_input = periods == Periods::AnyInput;
     let (kind, inputs, expression) = if is_ratio {
         let num = map.get("numerator").and_then(|f| read_input(r, f, "numerator", Some("numerator")));
         let den = map.get("denominator").and_then(|f| read_input(r, f, "denominator", Some("denominator")));
@@ -651,11 +666,11 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
                 ok = false;
             }
         }
-        if ok && !inputs.is_empty() && inputs.iter().all(|i| matches!(i.offset, Some(TimeOffset::ToGrain(_)))) {
+        if ok && !inputs.is_empty() && inputs.iter().all(|i| matches!(i.offset, Some(TimeOffset::ToGrain(_)))) && !any_input {
             r.error(
                 map.get("metrics").map_or(map.line, |f| f.line),
                 "metrics",
-                "every input has `offset_to_grain`: keep at least one input without it, whose buckets the answer shows",
+                "every input has `offset_to_grain`: keep at least one input without it, whose buckets the answer shows, or set `periods: any_input` (the time spine's buckets)",
             );
             ok = false;
         }
@@ -664,8 +679,6 @@ fn read_derived(r: &mut Reader<'_>, doc: &Node, kind: &str) -> Option<DerivedMet
         }
         (DerivedKind::Derived, inputs, expr)
     };
-    let periods =
-        read_choice(r, &map, "periods", &[("unmoved_inputs", Periods::UnmovedInputs), ("any_input", Periods::AnyInput)], Periods::UnmovedInputs)?;
     Some(DerivedMetric {
         name: name?,
         description,
@@ -820,13 +833,14 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         let line = map.get(present).map_or(map.line, |f| f.line);
         r.error(line, present, format!("`{present}` needs `{missing}` beside it: set both, or neither"));
     }
-    let filters = map.get("filter").map(|f| read_filters(r, f));
+    let filters = map.get("filter").map(|f| read_conditions(r, f));
     let non_additive = map.get("non_additive").map(|f| read_non_additive(r, f));
     let fill_nulls_with = map.get("fill_nulls_with").map(|f| r.integer(f, "fill_nulls_with"));
     let join_to_timespine = map.get("join_to_timespine").map(|f| r.boolean(f, "join_to_timespine"));
     let origin = read_origin(r, &map);
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
+    let (filters, any_of) = filters.unwrap_or_else(|| Some(Default::default()))?;
     Some(Metric {
         non_additive: non_additive.map_or(Some(None), |n| n.map(Some))?,
         name: name?,
@@ -835,7 +849,8 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
         measure: measure?,
         time_dimension: time_dimension.map_or(Some(None), |t| t.map(Some))?,
         time_grains: time_grains.map_or(Some(Vec::new()), |g| g)?,
-        filters: filters.map_or(Some(Vec::new()), |f| f)?,
+        filters,
+        any_of,
         fill_nulls_with: fill_nulls_with.map_or(Some(None), |f| f.map(Some))?,
         join_to_timespine: join_to_timespine.unwrap_or(Some(false))?,
         origin,
@@ -977,6 +992,40 @@ fn read_filters(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<FilterSpec>>
         }
     }
     ok.then_some(out)
+}
+
+/// A metric's `filter`: filters ANDed, and among them `{any_of: [...]}` and
+/// `{all_of: [...]}` items nesting filters (MetricFlow's OR).
+fn read_conditions(r: &mut Reader<'_>, field: Field<'_>) -> Option<(Vec<FilterSpec>, Vec<Condition<FilterSpec>>)> {
+    let (mut filters, mut any_of) = (Vec::new(), Vec::new());
+    let mut ok = true;
+    for (path, item) in r.list(field, "filter")? {
+        match read_condition(r, item, &path) {
+            Some(Condition::Atom(f)) => filters.push(f),
+            Some(c) => any_of.push(c),
+            None => ok = false,
+        }
+    }
+    ok.then_some((filters, any_of))
+}
+
+fn read_condition(r: &mut Reader<'_>, item: Field<'_>, path: &str) -> Option<Condition<FilterSpec>> {
+    let nested = match &item.node.data {
+        saphyr::YamlDataOwned::Mapping(m) => m.keys().find_map(|k| k.data.as_str().filter(|k| *k == "any_of" || *k == "all_of").map(str::to_string)),
+        _ => None,
+    };
+    let Some(kind) = nested else {
+        return read_filter(r, item, path).map(Condition::Atom);
+    };
+    let m = r.mapping(item.node, path, &[kind.as_str()], &[kind.as_str()])?;
+    let f = m.get(&kind)?;
+    let items = r.list(f, &m.key_path(&kind))?;
+    if items.len() < 2 {
+        r.error(f.line, &m.key_path(&kind), format!("`{kind}` needs at least two filters"));
+        return None;
+    }
+    let parts: Option<Vec<Condition<FilterSpec>>> = items.into_iter().map(|(p, f)| read_condition(r, f, &p)).collect();
+    Some(if kind == "any_of" { Condition::Any(parts?) } else { Condition::All(parts?) })
 }
 
 fn read_filter(r: &mut Reader<'_>, item: Field<'_>, path: &str) -> Option<FilterSpec> {

@@ -646,6 +646,15 @@ impl Cardinality {
     }
 }
 
+/// The target's validity window of a versioned join: `from` (inclusive)
+/// and `to` (exclusive; NULL while the version is current), columns of the
+/// target entity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Validity {
+    pub from: String,
+    pub to: String,
+}
+
 /// One equality of a join's ON clause: `source.column = target.column`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JoinKey {
@@ -662,6 +671,10 @@ pub struct Join {
     pub on: Vec<JoinKey>,
     /// `None` when undeclared: the planner treats it as the worst case.
     pub cardinality: Option<Cardinality>,
+    /// A versioned target (a slowly changing dimension): of the target's
+    /// rows with the keys, the one whose window holds the time of the
+    /// metric's row.
+    pub valid_between: Option<Validity>,
     pub origin: DefinitionOrigin,
     pub provenance: Option<Provenance>,
     pub defined_at: Origin,
@@ -959,6 +972,8 @@ pub struct Metric {
     pub time_dimension: Option<ColumnRef>,
     pub time_grains: Vec<Grain>,
     pub filters: Vec<FilterSpec>,
+    /// Disjunctions ANDed with `filters` (`filter` items `any_of`/`all_of`).
+    pub any_of: Vec<Condition<FilterSpec>>,
     pub non_additive: Option<NonAdditive>,
     /// What the metric is where it has no value (a group or period without
     /// rows), instead of NULL: dbt's `fill_nulls_with`.

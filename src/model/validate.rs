@@ -47,6 +47,10 @@ fn check_all(cx: &Cx<'_>, diags: &mut Diagnostics) {
                 check_column(cx, &j.target_entity, &k.target, &j.defined_at, &format!("on[{i}].target"), diags);
             }
         }
+        if let (Some(v), true) = (&j.valid_between, ok_target) {
+            check_column(cx, &j.target_entity, &v.from, &j.defined_at, "valid_between.from", diags);
+            check_column(cx, &j.target_entity, &v.to, &j.defined_at, "valid_between.to", diags);
+        }
     }
     for m in cx.model.metrics.values() {
         check_metric(cx, m, diags);
@@ -82,6 +86,15 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
             at.line_of("period_agg"),
             "period_agg",
             "`period_agg` computes the metric on every day of the time spine: it needs `time_spine: {table: schema.table, column: <date column>}` in schemabrain.yaml",
+        ));
+    }
+    let to_grain = d.inputs.iter().any(|i| matches!(i.offset, Some(crate::model::TimeOffset::ToGrain(_))));
+    if to_grain && d.periods == crate::model::Periods::AnyInput && cx.model.settings.time_spine.is_none() {
+        diags.push(Diagnostic::new(
+            &at.file,
+            at.line_of("periods"),
+            "periods",
+            "`periods: any_input` with an `offset_to_grain` input answers for the time spine's buckets: it needs `time_spine: {table: schema.table, column: <date column>}` in schemabrain.yaml",
         ));
     }
     if let Some(simple) = cx.model.metrics.get(&d.name) {
@@ -141,6 +154,9 @@ fn check_derived(cx: &Cx<'_>, d: &DerivedMetric, diags: &mut Diagnostics) {
             }
         }
         if d.kind == DerivedKind::Conversion && i == 1 {
+            if !m.any_of.is_empty() {
+                problem(format!("the conversion metric `{}` has a filter with `any_of`/`all_of`; conversion events take plain filters only", m.name));
+            }
             for f in m.filters.iter().chain(&input.filters) {
                 if f.column.entity != m.entity {
                     problem(format!(
@@ -218,6 +234,12 @@ fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
         let key = format!("filter[{i}].column");
         if check_entity(cx, &f.column.entity, at, &key, diags) {
             check_column(cx, &f.column.entity, &f.column.column, at, &key, diags);
+        }
+    }
+    for f in m.any_of.iter().flat_map(crate::model::Condition::atoms) {
+        let key = "filter.column";
+        if check_entity(cx, &f.column.entity, at, key, diags) {
+            check_column(cx, &f.column.entity, &f.column.column, at, key, diags);
         }
     }
     if let Some(na) = &m.non_additive {

@@ -49,7 +49,26 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
 
     let step = |s: &TreeStep, alias: &str, from_alias: &str| -> Result<JoinStep, Issue> {
         let to = model.entity(&s.to).ok_or_else(|| Issue::Unreachable { anchor: q.anchor.clone(), target: s.to.clone() })?;
+        // A versioned join picks the version valid at the metric's own time
+        // (MetricFlow's agg time), which must be a column of the other side.
+        let versions = match &s.versions {
+            None => None,
+            Some((v, on_to_side)) => {
+                let other = if *on_to_side { &s.from } else { &s.to };
+                let time = metric.time_dimension.as_ref().filter(|t| &t.entity == other).ok_or_else(|| Issue::Malformed {
+                    argument: "name".into(),
+                    message: format!(
+                        "join `{}` picks the version valid at the time of each row of `{}`, which needs the metric's time dimension on `{other}`; ask for another metric, or group by columns that do not need `{}`",
+                        s.join,
+                        q.metric,
+                        if *on_to_side { &s.to } else { &s.from }
+                    ),
+                })?;
+                Some(Versions { on_to_side: *on_to_side, from: v.from.clone(), to: v.to.clone(), time: time.column.clone() })
+            }
+        };
         Ok(JoinStep {
+            versions,
             join: s.join.clone(),
             from_alias: from_alias.to_string(),
             from_entity: s.from.clone(),
@@ -165,6 +184,14 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
                     message: format!("conversion from `{}` needs a time dimension on both metrics", q.metric),
                 });
             };
+            // Crediting one conversion to one base row needs the conversion
+            // rows' identity: without one, every row would share the credit.
+            if credited(&q.transform) && entity.identity.is_empty() {
+                return Err(Issue::Malformed {
+                    argument: "name".into(),
+                    message: format!("conversion to `{}` credits each conversion once, but `{}` declares no identity", target.metric, target.entity),
+                });
+            }
             notes.push(PlanNote::Conversion {
                 anchor: q.anchor.clone(),
                 entity: target.entity.clone(),
@@ -218,30 +245,33 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     // on its days (the loader made sure the project names one). Filters on
     // the time dimension choose periods (and, for a daily cumulative, only
     // days: its windows read earlier rows).
+    // A value read at its period's start (`offset_to_grain`) is computed
+    // over all its rows: the time filters choose the answer's buckets, and
+    // the period's first bucket may lie before them.
     let daily = matches!(q.transform, Transform::DailyCumulative(..));
+    let spine_keyed = matches!(q.transform, Transform::ToGrainKeys(_));
+    let on_time = |f: &PlannedFilter| time.as_ref().is_some_and(|t| f.alias == t.dimension.entity && f.column == t.dimension.column && f.shift.is_none());
+    let time_leaves_rows = daily || q.transform.period_start().is_some();
+    let time_filters: Vec<PlannedFilter> = filters.iter().filter(|f| on_time(f)).cloned().collect();
+    if time_leaves_rows {
+        filters.retain(|f| !on_time(f));
+        // A disjunction on time would choose some buckets and some rows.
+        if any_of.iter().flat_map(Condition::atoms).any(on_time) {
+            let how = if daily { "is accumulated per day" } else { "is read at the start of each period" };
+            return Err(Issue::Malformed {
+                argument: "where".into(),
+                message: format!("`{}` {how}: a time filter on it must stand on its own, not inside OR", q.metric),
+            });
+        }
+    }
     let spine = match (&time, &model.settings.time_spine) {
-        (Some(t), Some(spine)) if daily || (metric.join_to_timespine && q.transform == Transform::Plain) => {
-            let on_time = |f: &PlannedFilter| f.alias == t.dimension.entity && f.column == t.dimension.column && f.shift.is_none();
-            let spine_filters = filters
-                .iter()
-                .filter(|f| on_time(f))
-                .map(|f| PlannedFilter { alias: "sb_spine".into(), column: spine.column.clone(), ..f.clone() })
-                .collect();
-            if daily {
-                filters.retain(|f| !on_time(f));
-                // A disjunction on time would choose some days and some rows.
-                if any_of.iter().flat_map(Condition::atoms).any(on_time) {
-                    return Err(Issue::Malformed {
-                        argument: "where".into(),
-                        message: format!("`{}` is accumulated per day: a time filter on it must stand on its own, not inside OR", q.metric),
-                    });
-                }
-            }
+        (Some(_), Some(spine)) if daily || spine_keyed || (metric.join_to_timespine && q.transform == Transform::Plain) => {
+            let spine_filters = time_filters.into_iter().map(|f| PlannedFilter { alias: "sb_spine".into(), column: spine.column.clone(), ..f }).collect();
             Some(SpineKeys { table: spine.table.clone(), column: spine.column.clone(), filters: spine_filters })
         }
         (None, _) if daily => return Err(Issue::TimeGrainRequired { metric: q.metric.clone(), allowed: Grain::ALL.to_vec() }),
-        (_, None) if daily => {
-            return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` is computed per day of a time spine, and the project names none", q.metric) })
+        (_, None) if daily || spine_keyed => {
+            return Err(Issue::Malformed { argument: "name".into(), message: format!("`{}` answers for the buckets of a time spine, and the project names none", q.metric) })
         }
         _ => None,
     };
@@ -296,6 +326,14 @@ fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan:
     let identity = model.entity(&metric.entity).map(|e| e.identity.clone()).unwrap_or_default();
     read.extend(identity.into_iter().map(|c| (metric.entity.clone(), c)));
     read.extend(metric.non_additive.iter().map(|na| (na.dimension.entity.clone(), na.dimension.column.clone())));
+    // The ON clauses read their keys, and a versioned join its window and the metric's time.
+    for j in plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| &s.steps)) {
+        read.extend(j.on.iter().flat_map(|(a, b)| [(j.from_entity.clone(), a.clone()), (j.to.entity.clone(), b.clone())]));
+        if let Some(v) = &j.versions {
+            let (versioned, other) = if v.on_to_side { (&j.to.entity, &j.from_entity) } else { (&j.from_entity, &j.to.entity) };
+            read.extend([(versioned.clone(), v.from.clone()), (versioned.clone(), v.to.clone()), (other.clone(), v.time.clone())]);
+        }
+    }
     let keep = |entity: &str, computed: &mut Vec<(String, String)>| computed.retain(|(name, _)| read.iter().any(|(e, c)| e == entity && c == name));
     keep(&plan.anchor.entity.clone(), &mut plan.anchor.computed);
     for j in plan.joins.iter_mut().chain(plan.semi_joins.iter_mut().flat_map(|s| s.steps.iter_mut())) {

@@ -71,7 +71,11 @@ impl Display for ComponentPlan {
             other => writeln!(f, "  transform: {}", transform(other))?,
         }
         for j in &self.joins {
-            writeln!(f, "  join {}: {} -> {} ({}{})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
+            let versions = j.versions.as_ref().map_or(String::new(), |v| {
+                let (versioned, other) = if v.on_to_side { (&j.to.alias, &j.from_alias) } else { (&j.from_alias, &j.to.alias) };
+                format!(", the {versioned} version valid at {other}.{} in [{}, {})", v.time, v.from, v.to)
+            });
+            writeln!(f, "  join {}: {} -> {} ({}{}{versions})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
         }
         if let Some(t) = &self.time {
             let shift = t.shift.map(|s| format!(", moved {s} later")).unwrap_or_default();
@@ -163,6 +167,7 @@ fn transform(t: &Transform) -> String {
         Transform::Offset(i) => format!("moved {i} later"),
         Transform::OffsetKeys(i) => format!("moved {i} later, its buckets answer keys"),
         Transform::ToGrain(g) => format!("value at the start of each {}", g.as_str()),
+        Transform::ToGrainKeys(g) => format!("value at the start of each {}, for every spine bucket of it", g.as_str()),
         Transform::Cumulative(w) => match w {
             crate::model::CumulativeWindow::AllTime => "cumulative, all time".into(),
             crate::model::CumulativeWindow::Rolling(i) => format!("cumulative over {i}"),

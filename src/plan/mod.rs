@@ -56,6 +56,20 @@ pub struct JoinStep {
     pub cardinality: Cardinality,
     /// Whether the declared cardinality was missing (treated as many_to_many).
     pub cardinality_declared: bool,
+    /// A versioned join: the version whose window holds the metric's time.
+    pub versions: Option<Versions>,
+}
+
+/// `time >= versions.from AND (time < versions.to OR versions.to IS NULL)`
+/// added to a join's ON: the version valid when the metric's row happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Versions {
+    /// Whether the versioned rows are the step's `to` side (else its `from`).
+    pub on_to_side: bool,
+    pub from: String,
+    pub to: String,
+    /// The metric's time column, on the other side of the step.
+    pub time: String,
 }
 
 impl JoinStep {
@@ -478,10 +492,7 @@ fn combine(components: &[ComponentPlan], outputs: &[OutputMetric]) -> Combine {
         .into_iter()
         .filter_map(|i| {
             let c = components.get(i)?;
-            let align = match c.transform {
-                Transform::ToGrain(period) => Align::PeriodStart(period),
-                _ => Align::SameKeys,
-            };
+            let align = c.transform.period_start().map_or(Align::SameKeys, Align::PeriodStart);
             Some(Read { component: i, align, missing: c.missing })
         })
         .collect();

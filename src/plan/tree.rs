@@ -17,6 +17,9 @@ pub(super) struct TreeStep {
     pub on: Vec<(String, String)>,
     pub cardinality: Cardinality,
     pub declared: bool,
+    /// A versioned join's window, with whether the versions are the `to`
+    /// side (walked from source to target).
+    pub versions: Option<(crate::model::Validity, bool)>,
 }
 
 /// The joined entities: a tree rooted at the anchor, one alias per entity.
@@ -58,6 +61,7 @@ impl JoinTree {
                     on: hop.on_pairs().into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
                     cardinality: hop.cardinality(),
                     declared: hop.join.cardinality.is_some(),
+                    versions: hop.join.valid_between.clone().map(|v| (v, !hop.reversed)),
                 })
             })
             .collect()

@@ -154,10 +154,11 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     } else {
         let key_select = |e: &mut Emitter, m: usize| {
             let component = format!("sb_m{m}");
-            let joined_to_spine = plan.components.get(m).filter(|c| c.transform == Transform::Plain);
-            match joined_to_spine.and_then(|c| Some((c.spine.as_ref()?, c.time.as_ref()?))) {
-                Some((spine, time)) => spine_keys(e, spine, time, &component, &key_cols),
-                None => build::query(SelectParts {
+            let on_spine = plan.components.get(m).and_then(|c| Some((&c.transform, c.spine.as_ref()?, c.time.as_ref()?)));
+            match on_spine {
+                Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, &component, &key_cols),
+                Some((Transform::ToGrainKeys(period), spine, time)) => period_start_keys(e, spine, time, *period, &component, &key_cols),
+                _ => build::query(SelectParts {
                     projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &component, k))).collect(),
                     ..SelectParts::from(build::table_ref(q, &component))
                 }),
@@ -250,6 +251,24 @@ fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, component: 
         projection,
         joins: vec![build::left_join(build::table_ref(q, component), on)],
         ..SelectParts::from(build::derived(periods, q, "sb_periods"))
+    })
+}
+
+/// An `offset_to_grain` component's keys (`periods: any_input`): every
+/// bucket of the spine (as the request's time filters leave it) whose
+/// period starts with a bucket the component has rows for, with those
+/// rows' groups, as MetricFlow joins its spine to the period's start.
+fn period_start_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, period: Grain, component: &str, key_cols: &[String]) -> Query {
+    let q = e.dialect.quote;
+    let buckets = spine_select(e, spine, |e, day| e.bucket_expr(day, time.grain, time.class), "sb_k0");
+    let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
+    projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
+    let start = e.bucket_expr(build::column(q, "sb_periods", "sb_k0"), period, time.class);
+    let on = build::binary(build::column(q, component, "sb_k0"), BinaryOperator::Eq, start);
+    build::query(SelectParts {
+        projection,
+        joins: vec![build::inner_join(build::table_ref(q, component), on)],
+        ..SelectParts::from(build::derived(buckets, q, "sb_periods"))
     })
 }
 
@@ -777,6 +796,14 @@ impl Emitter<'_> {
             .on
             .iter()
             .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
+            .chain(j.versions.iter().map(|v| {
+                let (versions, other) = if v.on_to_side { (&j.to.alias, &j.from_alias) } else { (&j.from_alias, &j.to.alias) };
+                let time = build::column(q, other, &v.time);
+                let started = build::binary(time.clone(), BinaryOperator::GtEq, build::column(q, versions, &v.from));
+                let ended = build::column(q, versions, &v.to);
+                let current = build::binary(build::binary(time, BinaryOperator::Lt, ended.clone()), BinaryOperator::Or, Expr::IsNull(Box::new(ended)));
+                build::binary(started, BinaryOperator::And, build::nested(current))
+            }))
             .collect();
         // A join without keys (only a hand-built plan has one) joins no row,
         // rather than every row.

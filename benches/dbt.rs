@@ -1,0 +1,199 @@
+//! Compile latency on the dbt oracle corpus (issue 12), beside
+//! MetricFlow's own figures on the same requests (`tests/dbt/metricflow_timings.json`,
+//! recorded by `tests/dbt/time_explain.py`).
+//!
+//! The dbt_shop manifest is imported in process, the warehouse rebuilt from
+//! the seeds (as `tests/it/dbt_import.rs` does) and introspected once, so
+//! compiling sees the same catalog a user's project would. Then:
+//! - in process, as MetricFlow's script measures `explain()`: per case one
+//!   cold and 20 warm `get_metric` dry runs (arguments parsed, dbt names
+//!   and where strings read, resolved, planned, SQL rendered), pooled over
+//!   the answered cases into a median and a p99, printed as JSON;
+//! - criterion: the whole answered corpus compiled once per iteration;
+//! - whole process: the five `mf query --explain` commands MetricFlow's
+//!   script timed, run as `schemabrain compile` with the same arguments
+//!   (5 runs each, median), the binary as this bench profile builds it.
+//!
+//! Run with `cargo bench --bench dbt`; figures go in docs/performance.md.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::{json, Value as Json};
+
+use schemabrain::project::Project;
+use schemabrain::tools::{self, Execution, Introspect, Session, SessionOptions};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn yaml(path: &Path) -> Json {
+    let text = std::fs::read_to_string(path).unwrap();
+    schemabrain::model::yaml_documents_as_json(&text).unwrap().into_iter().next().unwrap()
+}
+
+/// The dbt_shop warehouse: `main.<model>` for every `raw_<model>` seed.
+fn warehouse(dir: &Path) -> PathBuf {
+    let path = dir.join("dbt_shop.duckdb");
+    let project = yaml(&repo("tests/fixtures/dbt_shop/dbt_project.yml"));
+    let c = duckdb::Connection::open(&path).unwrap();
+    for (seed, cfg) in project["seeds"]["dbt_shop"].as_object().unwrap() {
+        let types: Vec<String> =
+            cfg["+column_types"].as_object().unwrap().iter().map(|(col, ty)| format!("'{col}': '{}'", ty.as_str().unwrap())).collect();
+        let model = if seed == "raw_time_spine" { "metricflow_time_spine".to_string() } else { seed.trim_start_matches("raw_").to_string() };
+        let csv = repo(&format!("tests/fixtures/dbt_shop/seeds/{seed}.csv"));
+        c.execute_batch(&format!("CREATE TABLE main.{model} AS SELECT * FROM read_csv('{}', header = true, types = {{{}}})", csv.display(), types.join(", ")))
+            .unwrap();
+    }
+    path
+}
+
+/// The imported project, introspected on the warehouse (its snapshot written).
+fn imported() -> (PathBuf, Project) {
+    let dir = std::env::temp_dir().join(format!("schemabrain-bench-dbt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest: Json = serde_json::from_str(&std::fs::read_to_string(repo("tests/fixtures/dbt_shop_target/semantic_manifest.json")).unwrap()).unwrap();
+    let import = schemabrain::dbt::import_semantic_manifest(&manifest, "semantic_manifest.json");
+    let project_dir = dir.join("project");
+    schemabrain::index::write::write_project(&project_dir, &import.files).unwrap();
+    let db = warehouse(&dir);
+    let options = SessionOptions {
+        source: Some(format!("duckdb:{}", db.display())),
+        audit: false,
+        introspect: Introspect::Always,
+        require_engine: true,
+        ..SessionOptions::default()
+    };
+    let session = Session::open(Project::open(&project_dir).unwrap(), options).expect("the imported project opens");
+    (project_dir, (*session.project()).clone())
+}
+
+/// A case as get_metric arguments, in MetricFlow's names (as the oracle test sends it).
+fn request(case: &Json) -> Option<Json> {
+    let strings = |key: &str| -> Vec<String> { case[key].as_array().cloned().unwrap_or_default().iter().filter_map(|v| v.as_str().map(str::to_string)).collect() };
+    let mut args = match case.get("saved_query") {
+        Some(saved) => json!({"query": saved}),
+        None => {
+            let metrics = strings("metrics");
+            let order_by: Vec<Json> = strings("order_by")
+                .iter()
+                .map(|o| match o.strip_prefix('-') {
+                    Some(n) => json!({"column": n, "direction": "desc"}),
+                    None => json!({"column": o}),
+                })
+                .collect();
+            let mut args = json!({"names": metrics, "group_by": strings("group_by")});
+            if !order_by.is_empty() {
+                args["order_by"] = json!(order_by);
+            }
+            args
+        }
+    };
+    if !strings("where").is_empty() {
+        args["where"] = json!(strings("where"));
+    }
+    args["limit"] = case.get("limit").cloned().unwrap_or(json!(10000));
+    args["dry_run"] = json!(true);
+    Some(args)
+}
+
+fn compile(project: &Project, args: &Json) -> bool {
+    tools::call(project, "get_metric", args, Execution::DryRun).data().is_some()
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn bench_dbt(c: &mut Criterion) {
+    let (project_dir, project) = imported();
+    let mut cases: Vec<(String, Json)> = Vec::new();
+    let mut dir: Vec<PathBuf> = std::fs::read_dir(repo("tests/dbt/cases")).unwrap().map(|e| e.unwrap().path()).collect();
+    dir.sort();
+    for path in dir.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")) {
+        if let Some(args) = request(&yaml(path)) {
+            cases.push((path.file_stem().unwrap().to_str().unwrap().to_string(), args));
+        }
+    }
+    // In process, as MetricFlow's script times explain(): 1 cold + 20 warm per case, pooled.
+    let (mut cold, mut warm, mut answered) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, args) in &cases {
+        let mut samples = Vec::new();
+        let mut ok = false;
+        for _ in 0..21 {
+            let s = Instant::now();
+            ok = compile(&project, std::hint::black_box(args));
+            samples.push(s.elapsed());
+        }
+        if ok {
+            cold.push(samples[0]);
+            warm.extend_from_slice(&samples[1..]);
+            answered.push((name.clone(), args.clone()));
+        }
+    }
+    cold.sort();
+    warm.sort();
+    let summary = json!({
+        "answered_cases": answered.len(),
+        "of_cases": cases.len(),
+        "cold_median_ms": ms(percentile(&cold, 50.0)),
+        "cold_p99_ms": ms(percentile(&cold, 99.0)),
+        "warm_median_ms": ms(percentile(&warm, 50.0)),
+        "warm_p99_ms": ms(percentile(&warm, 99.0)),
+    });
+    println!("dbt corpus in process: {summary}");
+
+    c.bench_function("dbt/answered_corpus_once", |b| {
+        b.iter(|| {
+            for (_, args) in &answered {
+                compile(&project, std::hint::black_box(args));
+            }
+        })
+    });
+
+    // Whole process: the commands MetricFlow's script ran as `mf query --explain`.
+    let timings: Json = serde_json::from_str(&std::fs::read_to_string(repo("tests/dbt/metricflow_timings.json")).unwrap()).unwrap();
+    let mut whole = serde_json::Map::new();
+    for (case, t) in timings["whole_process"]["cases"].as_object().unwrap() {
+        let mf = t["command"].as_str().unwrap();
+        let mut ours: Vec<String> = vec!["compile".into(), "--project".into(), project_dir.display().to_string()];
+        let mut words = mf.split_whitespace().skip(2);
+        while let Some(w) = words.next() {
+            match w {
+                "--metrics" => ours.extend(words.next().unwrap().split(',').map(str::to_string)),
+                "--group-by" => ours.extend(["--group-by".to_string(), words.next().unwrap().to_string()]),
+                "--order" => ours.extend(["--order-by".to_string(), words.next().unwrap().to_string()]),
+                _ => {}
+            }
+        }
+        let mut runs = Vec::new();
+        for _ in 0..5 {
+            let s = Instant::now();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_schemabrain")).args(&ours).output().unwrap();
+            runs.push(s.elapsed());
+            assert!(out.status.success(), "{ours:?}: {}", String::from_utf8_lossy(&out.stdout));
+        }
+        runs.sort();
+        let median = ms(runs[2]);
+        let theirs = t["median_ms"].as_f64().unwrap();
+        whole.insert(case.clone(), json!({"schemabrain compile": ours[3..].join(" "), "median_ms": median, "metricflow_median_ms": theirs, "ratio": (theirs / median).round()}));
+    }
+    println!("dbt whole process: {}", serde_json::to_string_pretty(&Json::Object(whole)).unwrap());
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench_dbt
+}
+criterion_main!(benches);
