@@ -29,8 +29,10 @@
 //! the time spine as MetricFlow does; a natural entity with validity
 //! windows (SCD) becomes an entity without identity joined by the version
 //! valid at the metric's time (`valid_between`); a metric's filter with OR
-//! becomes `any_of` items. Not yet (listed when met): OR in the filters of
-//! ratio and derived inputs, `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
+//! becomes `any_of` items. Not yet (listed when met): filters on derived
+//! inputs and on derived, cumulative or conversion metrics themselves, OR
+//! in a ratio input's filter or in a conversion metric's own filter,
+//! `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
 //! Architecture invariant: pure over the manifest JSON; writing goes
@@ -273,9 +275,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             }
         }
         let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
-        if key.is_some() {
-            primary_of.insert(entity.clone(), models.len());
-        }
+        primary_of.insert(entity.clone(), models.len());
         models.push(Model { json: sm, entity, key, columns, computed, agg_time_dimension, versioned });
     }
     // Entities and their joins.
@@ -292,6 +292,10 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             }
             let col = s(e, "expr").unwrap_or(ename);
             let Some(&target) = primary_of.get(ename) else {
+                // A versioned model's natural entity: joined below, by version.
+                if models.iter().any(|v| v.versioned.as_ref().is_some_and(|n| n.entity == ename)) {
+                    continue;
+                }
                 out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: format!("no semantic model has `{ename}` as its primary entity") });
                 continue;
             };
@@ -392,11 +396,16 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     let identities: BTreeMap<String, String> = models.iter().filter_map(|m| Some((m.entity.clone(), format!("{}.{}", m.entity, m.key.as_ref()?)))).collect();
     let names = Names { dbt: out.names.clone(), identities };
     let mut mapped: BTreeSet<String> = BTreeSet::new();
+    // Simple metrics whose own filter has OR: conversion events take plain filters only.
+    let mut with_or: BTreeSet<String> = BTreeSet::new();
     // Simple metrics first, then ratios over them.
     for (name, metric) in &by_name {
         if s(metric, "type") == Some("simple") {
             match simple_metric(name, metric, &measures, &models, &names, out.time_spine.is_some(), source_file) {
                 Ok(text) => {
+                    if text.contains("  - {any_of: ") || text.contains("  - {all_of: ") {
+                        with_or.insert(name.to_string());
+                    }
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
                 }
@@ -414,7 +423,7 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                 }
                 Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
             },
-            Some("conversion") => match conversion_metric(name, metric, &mapped, &by_name, &measures, &models, source_file) {
+            Some("conversion") => match conversion_metric(name, metric, &mapped, &with_or, &by_name, &measures, &models, source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -726,10 +735,12 @@ fn model_of<'a, 'm>(metric: &Json, measures: &BTreeMap<&str, (&'a Model<'m>, &Js
 /// read through the simple metric of its name), the entity's column on
 /// each side plus the constant properties as key pairs, window and
 /// calculation.
+#[allow(clippy::too_many_arguments)]
 fn conversion_metric(
     name: &str,
     metric: &Json,
     mapped: &BTreeSet<String>,
+    with_or: &BTreeSet<String>,
     by_name: &BTreeMap<&str, &Json>,
     measures: &BTreeMap<&str, (&Model<'_>, &Json)>,
     models: &[Model<'_>],
@@ -753,6 +764,9 @@ fn conversion_metric(
         Ok((m.to_string(), model))
     };
     let ((base, base_model), (conversion, conv_model)) = (side("base_metric", "base_measure")?, side("conversion_metric", "conversion_measure")?);
+    if with_or.contains(&conversion) {
+        return Err(format!("its conversion metric `{conversion}` has OR in its filter; conversion events take plain filters only"));
+    }
     let entity = s(p, "entity").ok_or("no entity")?;
     let entity_column = |model: &Model<'_>| -> Result<String, String> {
         let e = arr(model.json, "entities").iter().find(|e| s(e, "name") == Some(entity));

@@ -1058,7 +1058,7 @@ fn read_filter(r: &mut Reader<'_>, item: Field<'_>, path: &str) -> Option<Filter
             vals?
         }
     };
-    Some(FilterSpec { column: column?, op, values })
+    Some(FilterSpec { column: column?, op, values, at: path.to_string() })
 }
 
 fn read_categories(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<Vec<String>> {

@@ -961,6 +961,8 @@ pub struct FilterSpec {
     pub column: ColumnRef,
     pub op: FilterOp,
     pub values: Vec<Literal>,
+    /// Where it was read (`filter[1].any_of[0]`), for diagnostics.
+    pub at: String,
 }
 
 #[derive(Clone, Debug)]

@@ -230,16 +230,10 @@ fn check_metric(cx: &Cx<'_>, m: &Metric, diags: &mut Diagnostics) {
             diags.push(Diagnostic::new(&at.file, at.line_of("join_to_timespine"), "join_to_timespine", message));
         }
     }
-    for (i, f) in m.filters.iter().enumerate() {
-        let key = format!("filter[{i}].column");
+    for f in m.filters.iter().chain(m.any_of.iter().flat_map(crate::model::Condition::atoms)) {
+        let key = format!("{}.column", f.at);
         if check_entity(cx, &f.column.entity, at, &key, diags) {
             check_column(cx, &f.column.entity, &f.column.column, at, &key, diags);
-        }
-    }
-    for f in m.any_of.iter().flat_map(crate::model::Condition::atoms) {
-        let key = "filter.column";
-        if check_entity(cx, &f.column.entity, at, key, diags) {
-            check_column(cx, &f.column.entity, &f.column.column, at, key, diags);
         }
     }
     if let Some(na) = &m.non_additive {

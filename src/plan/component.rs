@@ -53,6 +53,17 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         // (MetricFlow's agg time), which must be a column of the other side.
         let versions = match &s.versions {
             None => None,
+            // Walked from the versions to the other side, the window would
+            // filter rows by a time of their own: no exact meaning.
+            Some((_, false)) => {
+                return Err(Issue::Malformed {
+                    argument: "name".into(),
+                    message: format!(
+                        "`{}` would walk the versioned join `{}` from `{}` (the versions) to `{}`; a versioned join is walked towards its versions only: ask for a metric of `{}`",
+                        q.metric, s.join, s.from, s.to, s.to
+                    ),
+                })
+            }
             Some((v, on_to_side)) => {
                 let other = if *on_to_side { &s.from } else { &s.to };
                 let time = metric.time_dimension.as_ref().filter(|t| &t.entity == other).ok_or_else(|| Issue::Malformed {
@@ -79,6 +90,12 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         })
     };
     let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
+    for j in &joins {
+        if let Some((v, (_, versions), (_, other))) = j.versioned_sides() {
+            let (versions, other) = (versions.to_string(), other.to_string());
+            notes.push(PlanNote::VersionedJoin { join: j.join.clone(), versions, other, time: v.time.clone(), from: v.from.clone(), to: v.to.clone() });
+        }
+    }
     let mut semi_joins = Vec::with_capacity(semi.len());
     for (i, (b, fs)) in semi.iter().enumerate() {
         let steps = b
@@ -246,17 +263,19 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     // the time dimension choose periods (and, for a daily cumulative, only
     // days: its windows read earlier rows).
     // A value read at its period's start (`offset_to_grain`) is computed
-    // over all its rows: the time filters choose the answer's buckets, and
-    // the period's first bucket may lie before them.
+    // over all its rows: the request's time filters choose the answer's
+    // buckets, and the period's first bucket may lie before them. The
+    // metric's own filters say which rows it counts, and stay.
     let daily = matches!(q.transform, Transform::DailyCumulative(..));
     let spine_keyed = matches!(q.transform, Transform::ToGrainKeys(_));
     let on_time = |f: &PlannedFilter| time.as_ref().is_some_and(|t| f.alias == t.dimension.entity && f.column == t.dimension.column && f.shift.is_none());
     let time_leaves_rows = daily || q.transform.period_start().is_some();
-    let time_filters: Vec<PlannedFilter> = filters.iter().filter(|f| on_time(f)).cloned().collect();
+    let requested_time = |f: &PlannedFilter| on_time(f) && !(time_leaves_rows && f.from_metric);
+    let time_filters: Vec<PlannedFilter> = filters.iter().filter(|f| requested_time(f)).cloned().collect();
     if time_leaves_rows {
-        filters.retain(|f| !on_time(f));
+        filters.retain(|f| !requested_time(f));
         // A disjunction on time would choose some buckets and some rows.
-        if any_of.iter().flat_map(Condition::atoms).any(on_time) {
+        if any_of.iter().flat_map(Condition::atoms).any(requested_time) {
             let how = if daily { "is accumulated per day" } else { "is read at the start of each period" };
             return Err(Issue::Malformed {
                 argument: "where".into(),
@@ -326,14 +345,6 @@ fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan:
     let identity = model.entity(&metric.entity).map(|e| e.identity.clone()).unwrap_or_default();
     read.extend(identity.into_iter().map(|c| (metric.entity.clone(), c)));
     read.extend(metric.non_additive.iter().map(|na| (na.dimension.entity.clone(), na.dimension.column.clone())));
-    // The ON clauses read their keys, and a versioned join its window and the metric's time.
-    for j in plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| &s.steps)) {
-        read.extend(j.on.iter().flat_map(|(a, b)| [(j.from_entity.clone(), a.clone()), (j.to.entity.clone(), b.clone())]));
-        if let Some(v) = &j.versions {
-            let (versioned, other) = if v.on_to_side { (&j.to.entity, &j.from_entity) } else { (&j.from_entity, &j.to.entity) };
-            read.extend([(versioned.clone(), v.from.clone()), (versioned.clone(), v.to.clone()), (other.clone(), v.time.clone())]);
-        }
-    }
     let keep = |entity: &str, computed: &mut Vec<(String, String)>| computed.retain(|(name, _)| read.iter().any(|(e, c)| e == entity && c == name));
     keep(&plan.anchor.entity.clone(), &mut plan.anchor.computed);
     for j in plan.joins.iter_mut().chain(plan.semi_joins.iter_mut().flat_map(|s| s.steps.iter_mut())) {
@@ -399,12 +410,22 @@ fn place_any_of(model: &CheckedModel, tree: &mut JoinTree, q: &MetricQuery) -> R
         for f in c.atoms() {
             let steps = tree.path_steps(graph, &f.column.entity, &q.via)?;
             if let Some(s) = steps.iter().find(|s| s.cardinality.fans_out() && !tree.contains(&s.to)) {
-                return Err(Issue::Malformed {
-                    argument: "where".into(),
-                    message: format!(
-                        "`{}` inside OR (or NOT) lies across the to-many join `{}`; filter on it with AND alone (a semi-join), or group by it",
-                        f.column, s.join
-                    ),
+                // The metric's own OR is its definition: the caller can only ask otherwise.
+                return Err(match f.from_metric {
+                    false => Issue::Malformed {
+                        argument: "where".into(),
+                        message: format!(
+                            "`{}` inside OR (or NOT) lies across the to-many join `{}`; filter on it with AND alone (a semi-join), or group by it",
+                            f.column, s.join
+                        ),
+                    },
+                    true => Issue::Malformed {
+                        argument: "name".into(),
+                        message: format!(
+                            "`{}` is defined with `{}` inside OR, which lies across the to-many join `{}` from `{}` and cannot be written yet; group by `{}` or ask for another metric",
+                            q.metric, f.column, s.join, q.anchor, f.column
+                        ),
+                    },
                 });
             }
             tree.add(steps, &f.column.entity)?;

@@ -60,6 +60,9 @@ pub struct JoinStep {
     pub versions: Option<Versions>,
 }
 
+/// One side of a join step: `(alias, entity)`.
+pub type StepSide<'a> = (&'a str, &'a str);
+
 /// `time >= versions.from AND (time < versions.to OR versions.to IS NULL)`
 /// added to a join's ON: the version valid when the metric's row happened.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +76,14 @@ pub struct Versions {
 }
 
 impl JoinStep {
+    /// A versioned join's `(versions, other)` sides: the window is read on
+    /// the first, the metric's time on the second.
+    pub fn versioned_sides(&self) -> Option<(&Versions, StepSide<'_>, StepSide<'_>)> {
+        let v = self.versions.as_ref()?;
+        let (to, from) = ((self.to.alias.as_str(), self.to.entity.as_str()), (self.from_alias.as_str(), self.from_entity.as_str()));
+        Some(if v.on_to_side { (v, to, from) } else { (v, from, to) })
+    }
+
     pub fn fans_out(&self) -> bool {
         self.cardinality.fans_out()
     }
@@ -155,6 +166,8 @@ pub struct PlannedFilter {
     /// key, one output); the filter keeps the column values whose metric
     /// value compares as `op` and `values` say.
     pub by_metric: Option<Box<RequestPlan>>,
+    /// Declared by the metric (its definition), not asked by the request.
+    pub from_metric: bool,
 }
 
 impl PlannedFilter {
@@ -163,7 +176,15 @@ impl PlannedFilter {
             Some(resolved) => Some(Box::new(plan_request(model, resolved)?)),
             None => None,
         };
-        Ok(PlannedFilter { alias: alias.to_string(), column: f.column.column.clone(), op: f.op, values: f.values.clone(), shift: None, by_metric })
+        Ok(PlannedFilter {
+            alias: alias.to_string(),
+            column: f.column.column.clone(),
+            op: f.op,
+            values: f.values.clone(),
+            shift: None,
+            by_metric,
+            from_metric: f.from_metric,
+        })
     }
 }
 

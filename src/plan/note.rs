@@ -15,6 +15,9 @@ pub enum PlanNote {
     /// Filters on an entity only they reach over a to-many join: rows of
     /// `correlated` with at least one matching related row are kept, once.
     SemiJoin { join: String, correlated: String },
+    /// A versioned join: of `versions`' rows with the keys, the one whose
+    /// window (`from`, `to`) holds the metric's `time` on `other`.
+    VersionedJoin { join: String, versions: String, other: String, time: String, from: String, to: String },
     /// `via` joins no column of the request needed.
     ViaUnused { joins: Vec<String> },
     /// The only temporal column reachable over to-one joins.

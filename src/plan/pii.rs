@@ -29,6 +29,10 @@ pub(super) fn columns_read<'a>(model: &'a SemanticModel, metric: &'a Metric, pla
             all.push((j.from_entity.as_str(), a.as_str()));
             all.push((j.to.entity.as_str(), b.as_str()));
         }
+        // A versioned join reads its window and the metric's time.
+        if let Some((v, (_, versioned), (_, other))) = j.versioned_sides() {
+            all.extend([(versioned, v.from.as_str()), (versioned, v.to.as_str()), (other, v.time.as_str())]);
+        }
     }
     if let Some(na) = &metric.non_additive {
         all.extend(na.per.iter().map(|p| (anchor, p.column.as_str())));

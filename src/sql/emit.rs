@@ -40,6 +40,15 @@ const ROWS: &str = "sb_rows";
 pub struct Unsupported {
     pub dialect: &'static str,
     pub feature: String,
+    /// The computed column (`entity.column`) whose SQL the dialect's parser
+    /// cannot read: the model's expression is at fault, not the request.
+    pub model_expression: Option<String>,
+}
+
+impl Unsupported {
+    pub fn new(dialect: &'static str, feature: impl Into<String>) -> Self {
+        Unsupported { dialect, feature: feature.into(), model_expression: None }
+    }
 }
 
 impl std::fmt::Display for Unsupported {
@@ -86,7 +95,7 @@ pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql
 /// Lowers `plan` for `dialect` to an AST with its bound parameters.
 pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, Unsupported> {
     if dialect.like == Like::Unsupported && plan.components.iter().flat_map(ComponentPlan::all_filters).any(|f| matches!(f.op, FilterOp::Like | FilterOp::NotLike)) {
-        return Err(Unsupported { dialect: dialect.name, feature: "case-sensitive LIKE".into() });
+        return Err(Unsupported::new(dialect.name, "case-sensitive LIKE"));
     }
     // A metric filter's plan is written inside a filter, which cannot
     // fail: what it needs is checked here first.
@@ -104,7 +113,7 @@ fn answer(e: &mut Emitter) -> Result<Query, Unsupported> {
     Ok(match &plan.combine {
         Combine::Single => match plan.components.first() {
             Some(c) => select(e, c, Naming::Output)?,
-            None => return Err(Unsupported { dialect: e.dialect.name, feature: "request without a metric".into() }),
+            None => return Err(Unsupported::new(e.dialect.name, "request without a metric")),
         },
         Combine::Joined { key_sources, keys_end, reads } => combined(e, key_sources, *keys_end, reads)?,
     })
@@ -156,8 +165,8 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
             let component = format!("sb_m{m}");
             let on_spine = plan.components.get(m).and_then(|c| Some((&c.transform, c.spine.as_ref()?, c.time.as_ref()?)));
             match on_spine {
-                Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, &component, &key_cols),
-                Some((Transform::ToGrainKeys(period), spine, time)) => period_start_keys(e, spine, time, *period, &component, &key_cols),
+                Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, None, &component, &key_cols),
+                Some((Transform::ToGrainKeys(period), spine, time)) => spine_keys(e, spine, time, Some(*period), &component, &key_cols),
                 _ => build::query(SelectParts {
                     projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &component, k))).collect(),
                     ..SelectParts::from(build::table_ref(q, &component))
@@ -167,7 +176,7 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
         let sources: Vec<Query> = key_sources.iter().map(|&m| key_select(e, m)).collect();
         let mut sources = sources.into_iter();
         let Some(first) = sources.next() else {
-            return Err(Unsupported { dialect: e.dialect.name, feature: "answer without keys".into() });
+            return Err(Unsupported::new(e.dialect.name, "answer without keys"));
         };
         let keys = sources.fold(first, build::union);
         let keys = match keys_end {
@@ -224,7 +233,7 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     if recursive {
         match e.dialect.recursive_cte {
             RecursiveCte::Unsupported => {
-                return Err(Unsupported { dialect: e.dialect.name, feature: "time spine (recursive query without a depth limit)".into() })
+                return Err(Unsupported::new(e.dialect.name, "time spine (recursive query without a depth limit)"))
             }
             RecursiveCte::WithoutColumns => ctes.iter_mut().for_each(|c| c.columns.clear()),
             RecursiveCte::WithColumns => {}
@@ -238,38 +247,26 @@ fn coalesce(value: Expr, v: i64) -> Expr {
     build::function("coalesce", vec![value, build::number(&v.to_string())], false)
 }
 
-/// A `join_to_timespine` component's keys: every period of the spine (as
-/// the request's time filters leave it), with the groups the component has
-/// rows for in it; a period without rows is one key whose groups are NULL.
-fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, component: &str, key_cols: &[String]) -> Query {
+/// A time-spine component's keys: the spine's buckets (as the request's
+/// time filters leave them) with the groups the component has rows for in
+/// each. `join_to_timespine` (`start: None`): every bucket, one without rows
+/// a key whose groups are NULL. `offset_to_grain` under `periods:
+/// any_input` (`start: Some(period)`): the buckets whose period starts with
+/// a bucket the component has rows for, as MetricFlow joins its spine.
+fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, start: Option<Grain>, component: &str, key_cols: &[String]) -> Query {
     let q = e.dialect.quote;
     let periods = spine_select(e, spine, |e, day| e.bucket_expr(day, time.grain, time.class), "sb_k0");
     let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
     projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
-    let on = build::binary(build::column(q, "sb_periods", "sb_k0"), BinaryOperator::Eq, build::column(q, component, "sb_k0"));
-    build::query(SelectParts {
-        projection,
-        joins: vec![build::left_join(build::table_ref(q, component), on)],
-        ..SelectParts::from(build::derived(periods, q, "sb_periods"))
-    })
-}
-
-/// An `offset_to_grain` component's keys (`periods: any_input`): every
-/// bucket of the spine (as the request's time filters leave it) whose
-/// period starts with a bucket the component has rows for, with those
-/// rows' groups, as MetricFlow joins its spine to the period's start.
-fn period_start_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, period: Grain, component: &str, key_cols: &[String]) -> Query {
-    let q = e.dialect.quote;
-    let buckets = spine_select(e, spine, |e, day| e.bucket_expr(day, time.grain, time.class), "sb_k0");
-    let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
-    projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
-    let start = e.bucket_expr(build::column(q, "sb_periods", "sb_k0"), period, time.class);
-    let on = build::binary(build::column(q, component, "sb_k0"), BinaryOperator::Eq, start);
-    build::query(SelectParts {
-        projection,
-        joins: vec![build::inner_join(build::table_ref(q, component), on)],
-        ..SelectParts::from(build::derived(buckets, q, "sb_periods"))
-    })
+    let bucket = build::column(q, "sb_periods", "sb_k0");
+    let join = match start {
+        None => build::left_join(build::table_ref(q, component), build::binary(bucket, BinaryOperator::Eq, build::column(q, component, "sb_k0"))),
+        Some(period) => {
+            let start = e.bucket_expr(bucket, period, time.class);
+            build::inner_join(build::table_ref(q, component), build::binary(build::column(q, component, "sb_k0"), BinaryOperator::Eq, start))
+        }
+    };
+    build::query(SelectParts { projection, joins: vec![join], ..SelectParts::from(build::derived(periods, q, "sb_periods")) })
 }
 
 /// The moved keys that do not lie past the end of the data: a bucket is
@@ -297,7 +294,7 @@ fn keys_up_to_end(q: char, key_cols: &[String], keys: Query, end: usize) -> Quer
 fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte>, Unsupported> {
     let q = e.dialect.quote;
     let Some(t) = c.time.as_ref() else {
-        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric without a time grain".into() });
+        return Err(Unsupported::new(e.dialect.name, "cumulative metric without a time grain"));
     };
     let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
     let owners = owners_of(c);
@@ -385,10 +382,10 @@ fn window_rows(e: &mut Emitter, c: &ComponentPlan, t: &TimeBucket) -> Query {
 fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, period_agg: PeriodAgg, i: usize) -> Result<Vec<Cte>, Unsupported> {
     let q = e.dialect.quote;
     let (Some(t), Some(spine)) = (c.time.as_ref(), c.spine.as_ref()) else {
-        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric per day without a time grain and a time spine".into() });
+        return Err(Unsupported::new(e.dialect.name, "cumulative metric per day without a time grain and a time spine"));
     };
     if c.group_floor.is_some() {
-        return Err(Unsupported { dialect: e.dialect.name, feature: "cumulative metric per day over quasi-identifiers under min_group_size".into() });
+        return Err(Unsupported::new(e.dialect.name, "cumulative metric per day over quasi-identifiers under min_group_size"));
     }
     let (r, s, d, p, m) = (format!("sb_r{i}"), format!("sb_s{i}"), format!("sb_d{i}"), format!("sb_p{i}"), format!("sb_m{i}"));
     let rows = window_rows(e, c, t);
@@ -471,10 +468,10 @@ fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow
 fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<Vec<Cte>, Unsupported> {
     let q = e.dialect.quote;
     let Some((conv, credit)) = c.conversion.as_ref().and_then(|x| Some((x, x.credit.as_ref()?))) else {
-        return Err(Unsupported { dialect: e.dialect.name, feature: "credited conversions without a conversion".into() });
+        return Err(Unsupported::new(e.dialect.name, "credited conversions without a conversion"));
     };
     if c.group_floor.is_some() {
-        return Err(Unsupported { dialect: e.dialect.name, feature: "credited conversions over quasi-identifiers under min_group_size".into() });
+        return Err(Unsupported::new(e.dialect.name, "credited conversions over quasi-identifiers under min_group_size"));
     }
     let (r, cv, j, m) = (format!("sb_r{i}"), format!("sb_c{i}"), format!("sb_j{i}"), format!("sb_m{i}"));
     let anchor = c.anchor.alias.as_str();
@@ -713,6 +710,7 @@ fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Resul
                 let e = build::parse_expression(sql, dialect).map_err(|why| Unsupported {
                     dialect: dialect.name,
                     feature: format!("reading of computed column `{entity}.{name}` (its expr is not one {} expression: {why})", dialect.name),
+                    model_expression: Some(format!("{entity}.{name}")),
                 })?;
                 parsed.insert(sql.as_str(), e);
             }
@@ -796,8 +794,7 @@ impl Emitter<'_> {
             .on
             .iter()
             .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
-            .chain(j.versions.iter().map(|v| {
-                let (versions, other) = if v.on_to_side { (&j.to.alias, &j.from_alias) } else { (&j.from_alias, &j.to.alias) };
+            .chain(j.versioned_sides().map(|(v, (versions, _), (other, _))| {
                 let time = build::column(q, other, &v.time);
                 let started = build::binary(time.clone(), BinaryOperator::GtEq, build::column(q, versions, &v.from));
                 let ended = build::column(q, versions, &v.to);
@@ -952,7 +949,7 @@ impl Emitter<'_> {
             Aggregation::Median => self.percentile(operand, "0.5", "median")?,
             Aggregation::Percentile => {
                 let Some(p) = plan.measure.percentile else {
-                    return Err(Unsupported { dialect: self.dialect.name, feature: "percentile without a fraction".into() });
+                    return Err(Unsupported::new(self.dialect.name, "percentile without a fraction"));
                 };
                 if plan.measure.discrete {
                     self.percentile_discrete(operand, &p.to_string())?
@@ -981,7 +978,7 @@ impl Emitter<'_> {
             Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
             Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
             Percentile::Unsupported => {
-                return Err(Unsupported { dialect: self.dialect.name, feature: format!("{feature} aggregate") })
+                return Err(Unsupported::new(self.dialect.name, format!("{feature} aggregate")))
             }
         })
     }
@@ -996,7 +993,7 @@ impl Emitter<'_> {
                 build::function_within_group("percentile_disc", vec![build::number(fraction)], operand)
             }
             Percentile::Unsupported => {
-                return Err(Unsupported { dialect: self.dialect.name, feature: "discrete percentile aggregate".into() })
+                return Err(Unsupported::new(self.dialect.name, "discrete percentile aggregate"))
             }
         })
     }

@@ -209,6 +209,8 @@ fn join_json(model: &SemanticModel, j: &Join) -> Json {
             "target_column": shown(&j.target_entity, &k.target),
         })).collect::<Vec<_>>(),
         "cardinality": j.cardinality.map(|c| c.as_str()),
+        // A versioned join: the target row valid at the metric's time.
+        "valid_between": j.valid_between.as_ref().map(|v| json!({"from": shown(&j.target_entity, &v.from), "to": shown(&j.target_entity, &v.to)})),
         "origin": j.origin.as_str(),
     })
 }

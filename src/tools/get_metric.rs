@@ -81,6 +81,19 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     };
     let lowered = match sql::lower(&plan, dialect) {
         Ok(l) => l,
+        Err(unsupported) if unsupported.model_expression.is_some() => {
+            // The model's own SQL is at fault: no dialect of the request fixes it.
+            let column = unsupported.model_expression.clone().unwrap_or_default();
+            let entity = column.split('.').next().unwrap_or_default().to_string();
+            return Envelope::error(ToolError::new(
+                FailureKind::InternalError,
+                format!(
+                    "the model's computed column `{column}` cannot be read as {} SQL ({}); its definition must be fixed (`schemabrain check` names the file); meanwhile ask without that column",
+                    unsupported.dialect, unsupported.feature
+                ),
+                Recovery::call("describe_entity", json!({"name": entity})),
+            ));
+        }
         Err(unsupported) => {
             // The same request in DuckDB's dialect, which has every exact aggregate.
             let mut fixed = args.clone();
@@ -398,6 +411,7 @@ fn answer(
             "to": j.to.alias,
             "cardinality": j.cardinality.as_str(),
             "fans_out": j.fans_out(),
+            "valid_between": j.versioned_sides().map(|(v, _, (other, _))| json!({"from": v.from, "to": v.to, "time": format!("{other}.{}", v.time)})),
         }))).collect::<Vec<_>>(),
         "time_dimension_resolution": time_resolution,
         "notes": notes,

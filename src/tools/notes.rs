@@ -16,6 +16,9 @@ pub fn sentence(note: &PlanNote) -> String {
         PlanNote::FanOutInflated { metric, anchor, join, to } => format!(
             "Join `{join}` can repeat each `{anchor}` row once per matching `{to}` row and `{anchor}` has no identity to deduplicate on, so `{metric}` may be inflated."
         ),
+        PlanNote::VersionedJoin { join, versions, other, time, from, to } => format!(
+            "Join `{join}` reads the `{versions}` row valid when each `{other}` row happened: `{other}.{time}` at or after `{from}` and before `{to}` (or `{to}` still empty)."
+        ),
         PlanNote::SemiJoin { join, correlated } => format!(
             "Filters on columns reached over the to-many join `{join}` keep each `{correlated}` row that has at least one matching related row; it is counted once."
         ),

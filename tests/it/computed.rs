@@ -120,6 +120,11 @@ fn an_expression_the_dialect_cannot_read_is_refused_naming_the_column() {
     let env = run(&project, json!({"name": "revenue", "group_by": ["customer.half_done"]}));
     assert_eq!(env["status"], "error", "{env:#}");
     assert!(env["error"]["message"].as_str().unwrap().contains("customer.half_done"), "{env:#}");
+    // The model is at fault, not the dialect: no other dialect is offered,
+    // and the recovery shows the entity's other columns.
+    assert_eq!(env["error"]["kind"], "internal_error", "{env:#}");
+    assert_eq!(env["error"]["recovery"]["suggested_tool"], "describe_entity", "{env:#}");
+    assert_eq!(env["error"]["recovery"]["suggested_args"]["name"], "customer", "{env:#}");
     // The loader refuses a computed column that shadows a column of the table.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("computed-shadow");
     let _ = std::fs::remove_dir_all(&dir);

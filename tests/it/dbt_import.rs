@@ -632,14 +632,8 @@ fn metricflows_refusals_are_answered_exactly_or_refused_with_a_charter_error() {
     assert_eq!(answered, ANSWERED_WHERE_METRICFLOW_REFUSES.len());
 }
 
-/// A versioned join (dbt's natural entity with validity windows) picks the
-/// version valid at the metric's own time, which must be on its other
-/// side; a model without a key column (`primary_entity` alone) fans out
-/// only with a degraded answer, never deduplicated by a guessed key.
-#[test]
-fn versioned_and_keyless_entities_answer_exactly_or_say_why_not() {
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-scd"));
-    import(&out);
+/// The project in `out` on a fresh dbt_shop warehouse (DuckDB), introspected.
+fn open_on_dbt_shop(out: &Path) -> (Session, PathBuf) {
     let warehouse = dbt_shop_warehouse();
     let options = SessionOptions {
         source: Some(format!("duckdb:{}", warehouse.display())),
@@ -648,7 +642,19 @@ fn versioned_and_keyless_entities_answer_exactly_or_say_why_not() {
         require_engine: true,
         ..SessionOptions::default()
     };
-    let session = Session::open(Project::open(&out).unwrap(), options).expect("the imported project opens on the warehouse");
+    let session = Session::open(Project::open(out).unwrap(), options).expect("the project opens on the warehouse");
+    (session, warehouse)
+}
+
+/// A versioned join (dbt's natural entity with validity windows) picks the
+/// version valid at the metric's own time, which must be on its other
+/// side; a model without a key column (`primary_entity` alone) fans out
+/// only with a degraded answer, never deduplicated by a guessed key.
+#[test]
+fn versioned_and_keyless_entities_answer_exactly_or_say_why_not() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-scd"));
+    import(&out);
+    let (session, _) = open_on_dbt_shop(&out);
     let call = |args: Json| serde_json::to_value(session.call("get_metric", &args)).unwrap();
     // Revenue's time is on the order item, not on the order the versioned join starts from.
     let env = call(json!({"name": "revenue", "group_by": ["store__manager_name"]}));
@@ -663,6 +669,41 @@ fn versioned_and_keyless_entities_answer_exactly_or_say_why_not() {
     let env = call(json!({"name": "avg_balance", "group_by": ["order__status"]}));
     assert_eq!(env["status"], "degraded", "{env:#}");
     assert_eq!(env["degradation_reason"], "fan_out_join", "{env:#}");
+}
+
+/// An `offset_to_grain` input's own time filter says which rows it counts
+/// (only the request's time filters choose buckets instead): with rows from
+/// 2 January on, January has no first-day value, so no January day is a key.
+#[test]
+fn an_offset_to_grain_inputs_own_time_filter_keeps_its_rows() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-to-grain-filter"));
+    import(&out);
+    std::fs::write(
+        out.join("metrics/late_revenue_at_month_start.yaml"),
+        "version: 1\nname: late_revenue_at_month_start\ntype: derived\nexpression: start\nmetrics:\n  - {name: revenue, alias: start, offset_to_grain: month, filter: [{column: order_item.ordered_at, op: gte, value: \"2024-01-02\"}]}\nperiods: any_input\n",
+    )
+    .unwrap();
+    let (session, warehouse) = open_on_dbt_shop(&out);
+    let ask = |from: &str, to: &str| {
+        let args = json!({"name": "late_revenue_at_month_start", "group_by": ["metric_time__day"],
+            "where": [format!("{{{{ TimeDimension('metric_time', 'day') }}}} BETWEEN '{from}' AND '{to}'")]});
+        serde_json::to_value(session.call("get_metric", &args)).unwrap()
+    };
+    let january = ask("2024-01-01", "2024-01-10");
+    assert_eq!(january["status"], "empty", "{january:#}");
+    // April's first day has rows (after 2 January): each asked day of April reads it.
+    let april = ask("2024-04-05", "2024-04-07");
+    let engine = schemabrain::engine::DuckDbEngine::open_read_only(&warehouse, &format!("duckdb:{}", warehouse.display())).unwrap();
+    let sql = "SELECT sum(quantity * item_price) FROM main.order_items WHERE cast(ordered_at AS date) = DATE '2024-04-01'";
+    let hand = schemabrain::sql::CompiledSql { sql: sql.into(), params: Vec::new(), dialect: "duckdb" };
+    let first = serde_json::to_value(schemabrain::engine::Engine::run(&engine, &hand, crate::common::limits()).unwrap().rows).unwrap();
+    let first = &first[0][0];
+    assert!(!first.is_null(), "the fixture sells on 1 April");
+    let rows = april["data"]["rows"].as_array().unwrap_or_else(|| panic!("{april:#}"));
+    assert_eq!(rows.len(), 3, "{april:#}");
+    for r in rows {
+        assert_eq!(normalize(&r[1]), normalize(first), "{april:#}");
+    }
 }
 
 /// Anything that cannot be mapped is listed item by item with its reason,
