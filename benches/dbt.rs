@@ -2,7 +2,7 @@
 //! MetricFlow's own figures on the same requests (`tests/dbt/metricflow_timings.json`,
 //! recorded by `tests/dbt/time_explain.py`).
 //!
-//! The dbt_shop manifest is imported in process, the warehouse rebuilt from
+//! The dbt_shop manifest is imported (`schemabrain import dbt`), the warehouse rebuilt from
 //! the seeds (as `tests/it/dbt_import.rs` does) and introspected once, so
 //! compiling sees the same catalog a user's project would. Then:
 //! - in process, as MetricFlow's script measures `explain()`: per case one
@@ -41,9 +41,10 @@ fn warehouse(dir: &Path) -> PathBuf {
     let path = dir.join("dbt_shop.duckdb");
     let project = yaml(&repo("tests/fixtures/dbt_shop/dbt_project.yml"));
     let c = duckdb::Connection::open(&path).unwrap();
-    for (seed, cfg) in project["seeds"]["dbt_shop"].as_object().unwrap() {
-        let types: Vec<String> =
-            cfg["+column_types"].as_object().unwrap().iter().map(|(col, ty)| format!("'{col}': '{}'", ty.as_str().unwrap())).collect();
+    // The loader's JSON form of YAML marks each mapping's line as `__line`.
+    let entries = |v: &Json| -> Vec<(String, Json)> { v.as_object().unwrap().iter().filter(|(k, _)| !k.starts_with("__")).map(|(k, v)| (k.clone(), v.clone())).collect() };
+    for (seed, cfg) in entries(&project["seeds"]["dbt_shop"]) {
+        let types: Vec<String> = entries(&cfg["+column_types"]).iter().map(|(col, ty)| format!("'{col}': '{}'", ty.as_str().unwrap())).collect();
         let model = if seed == "raw_time_spine" { "metricflow_time_spine".to_string() } else { seed.trim_start_matches("raw_").to_string() };
         let csv = repo(&format!("tests/fixtures/dbt_shop/seeds/{seed}.csv"));
         c.execute_batch(&format!("CREATE TABLE main.{model} AS SELECT * FROM read_csv('{}', header = true, types = {{{}}})", csv.display(), types.join(", ")))
@@ -57,10 +58,14 @@ fn imported() -> (PathBuf, Project) {
     let dir = std::env::temp_dir().join(format!("schemabrain-bench-dbt-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let manifest: Json = serde_json::from_str(&std::fs::read_to_string(repo("tests/fixtures/dbt_shop_target/semantic_manifest.json")).unwrap()).unwrap();
-    let import = schemabrain::dbt::import_semantic_manifest(&manifest, "semantic_manifest.json");
+    // Imported as a user imports it (the settings file with the time spine included).
     let project_dir = dir.join("project");
-    schemabrain::index::write::write_project(&project_dir, &import.files).unwrap();
+    let manifest = repo("tests/fixtures/dbt_shop_target/semantic_manifest.json");
+    let import = std::process::Command::new(env!("CARGO_BIN_EXE_schemabrain"))
+        .args(["import", "dbt", manifest.to_str().unwrap(), "--out", project_dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stdout));
     let db = warehouse(&dir);
     let options = SessionOptions {
         source: Some(format!("duckdb:{}", db.display())),
@@ -189,6 +194,9 @@ fn bench_dbt(c: &mut Criterion) {
         whole.insert(case.clone(), json!({"schemabrain compile": ours[3..].join(" "), "median_ms": median, "metricflow_median_ms": theirs, "ratio": (theirs / median).round()}));
     }
     println!("dbt whole process: {}", serde_json::to_string_pretty(&Json::Object(whole)).unwrap());
+    if let Some(dir) = project_dir.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 criterion_group! {
