@@ -36,22 +36,8 @@ fn yaml(path: &Path) -> Json {
     schemabrain::model::yaml_documents_as_json(&text).unwrap().into_iter().next().unwrap()
 }
 
-/// The dbt_shop warehouse: `main.<model>` for every `raw_<model>` seed.
-fn warehouse(dir: &Path) -> PathBuf {
-    let path = dir.join("dbt_shop.duckdb");
-    let project = yaml(&repo("tests/fixtures/dbt_shop/dbt_project.yml"));
-    let c = duckdb::Connection::open(&path).unwrap();
-    // The loader's JSON form of YAML marks each mapping's line as `__line`.
-    let entries = |v: &Json| -> Vec<(String, Json)> { v.as_object().unwrap().iter().filter(|(k, _)| !k.starts_with("__")).map(|(k, v)| (k.clone(), v.clone())).collect() };
-    for (seed, cfg) in entries(&project["seeds"]["dbt_shop"]) {
-        let types: Vec<String> = entries(&cfg["+column_types"]).iter().map(|(col, ty)| format!("'{col}': '{}'", ty.as_str().unwrap())).collect();
-        let model = if seed == "raw_time_spine" { "metricflow_time_spine".to_string() } else { seed.trim_start_matches("raw_").to_string() };
-        let csv = repo(&format!("tests/fixtures/dbt_shop/seeds/{seed}.csv"));
-        c.execute_batch(&format!("CREATE TABLE main.{model} AS SELECT * FROM read_csv('{}', header = true, types = {{{}}})", csv.display(), types.join(", ")))
-            .unwrap();
-    }
-    path
-}
+#[path = "../tests/support/dbt_shop_warehouse.rs"]
+mod warehouse;
 
 /// The imported project, introspected on the warehouse (its snapshot written).
 fn imported() -> (PathBuf, Project) {
@@ -66,7 +52,8 @@ fn imported() -> (PathBuf, Project) {
         .output()
         .unwrap();
     assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stdout));
-    let db = warehouse(&dir);
+    let db = dir.join("dbt_shop.duckdb");
+    warehouse::create(&db);
     let options = SessionOptions {
         source: Some(format!("duckdb:{}", db.display())),
         audit: false,

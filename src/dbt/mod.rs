@@ -154,6 +154,21 @@ fn versioned_by(sm: &Json, natural: &Json) -> Result<Versioned, String> {
     Ok(Versioned { entity, column, from, to })
 }
 
+/// Writes `joins/<source>_<target>.yaml`: `source.column = target.column`,
+/// with the target's validity window when it is versioned.
+fn add_join(out: &mut Imported, (source, column): (&str, &str), (target, key): (&str, &str), cardinality: &str, window: Option<&Versioned>, at: &str) {
+    let join = format!("{source}_{target}");
+    let window = window.map_or(String::new(), |v| format!("valid_between: {{from: {}, to: {}}}\n", v.from, v.to));
+    out.files.insert(
+        format!("joins/{join}.yaml"),
+        format!(
+            "version: 1\nname: {join}\nsource_entity: {source}\ntarget_entity: {target}\n\"on\": [{{source: {column}, target: {key}}}]\ncardinality: {cardinality}\n{window}{}",
+            provenance(at)
+        ),
+    );
+    out.joins += 1;
+}
+
 /// One semantic model as an entity.
 struct Model<'a> {
     json: &'a Json,
@@ -309,18 +324,8 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                 out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: format!("`{ename}` has no key column to join on") });
                 continue;
             };
-            let join = format!("{}_{}", m.entity, t.entity);
-            out.files.insert(
-                format!("joins/{join}.yaml"),
-                format!(
-                    "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: {cardinality}\n{}",
-                    m.entity,
-                    t.entity,
-                    target_key,
-                    provenance(&origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]")))
-                ),
-            );
-            out.joins += 1;
+            let at = origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]"));
+            add_join(&mut out, (&m.entity, col), (&t.entity, target_key), cardinality, None, &at);
         }
         // No `columns:`: a semantic model names only some of its table's
         // columns (measures read others), so the catalog supplies them.
@@ -364,20 +369,8 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
                 out.unmapped.push(Unmapped { item: format!("entity {name}.{}", versioned.entity), reason: "the key is a SQL expression".into() });
                 continue;
             }
-            let join = format!("{}_{}", m.entity, v.entity);
-            out.files.insert(
-                format!("joins/{join}.yaml"),
-                format!(
-                    "version: 1\nname: {join}\nsource_entity: {}\ntarget_entity: {}\n\"on\": [{{source: {col}, target: {}}}]\ncardinality: many_to_one\nvalid_between: {{from: {}, to: {}}}\n{}",
-                    m.entity,
-                    v.entity,
-                    versioned.column,
-                    versioned.from,
-                    versioned.to,
-                    provenance(&origin(v.json, source_file, &format!("semantic_models[{vname}].entities[{}]", versioned.entity)))
-                ),
-            );
-            out.joins += 1;
+            let at = origin(v.json, source_file, &format!("semantic_models[{vname}].entities[{}]", versioned.entity));
+            add_join(&mut out, (&m.entity, col), (&v.entity, &versioned.column), "many_to_one", Some(versioned), &at);
         }
         for (dname, col) in &v.columns {
             out.names.entry(format!("{}__{dname}", versioned.entity)).or_insert_with(|| format!("{}.{col}", v.entity));
@@ -402,8 +395,8 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
     for (name, metric) in &by_name {
         if s(metric, "type") == Some("simple") {
             match simple_metric(name, metric, &measures, &models, &names, out.time_spine.is_some(), source_file) {
-                Ok(text) => {
-                    if text.contains("  - {any_of: ") || text.contains("  - {all_of: ") {
+                Ok((text, or)) => {
+                    if or {
                         with_or.insert(name.to_string());
                     }
                     out.files.insert(format!("metrics/{name}.yaml"), text);
@@ -547,24 +540,31 @@ struct Names {
     identities: BTreeMap<String, String>,
 }
 
-/// The where strings of a `filter` field, as our filter items (YAML flow
-/// text): plain filters, and (where `or` allows) `any_of`/`all_of` items.
-fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>, or: bool) -> Result<Vec<String>, String> {
-    let Some(f) = v.get("filter").filter(|f| !f.is_null()) else { return Ok(Vec::new()) };
+/// A `filter` field as our filter items (YAML flow text).
+#[derive(Default)]
+struct Filters {
+    items: Vec<String>,
+    /// Whether some item is an `any_of`/`all_of` (a where string with OR),
+    /// which only a simple metric's own `filter` can hold.
+    or: bool,
+}
+
+/// The where strings of a `filter` field: plain filters, and `any_of` /
+/// `all_of` items for the parts with OR.
+fn filters_of(v: &Json, names: &Names, metric_time: Option<&str>) -> Result<Filters, String> {
+    let Some(f) = v.get("filter").filter(|f| !f.is_null()) else { return Ok(Filters::default()) };
     let resolve = where_filter::resolver(&names.dbt, &names.identities, metric_time);
-    let mut out = Vec::new();
+    let mut out = Filters::default();
     for w in arr(f, "where_filters") {
         let text = s(w, "where_sql_template").unwrap_or("");
         let (filters, any_of) = where_filter::conjuncts(where_filter::parse(text, &resolve)?);
-        if !any_of.is_empty() && !or {
-            return Err(format!("the filter `{text}` needs OR, which an input's filters cannot say (they are ANDed)"));
-        }
         let atoms = filters.iter().chain(any_of.iter().flat_map(|c| c.atoms()));
         if atoms.into_iter().any(|f| f.get("metric").is_some()) {
             return Err(format!("the filter `{text}` compares a metric, which a metric's own filters cannot say yet"));
         }
-        out.extend(filters.iter().map(ToString::to_string));
-        out.extend(any_of.iter().map(condition_item));
+        out.or |= !any_of.is_empty();
+        out.items.extend(filters.iter().map(ToString::to_string));
+        out.items.extend(any_of.iter().map(condition_item));
     }
     Ok(out)
 }
@@ -578,6 +578,7 @@ fn condition_item(c: &where_filter::Cond) -> String {
     }
 }
 
+/// A simple metric's file, and whether its filter has OR.
 fn simple_metric(
     name: &str,
     metric: &Json,
@@ -586,7 +587,7 @@ fn simple_metric(
     names: &Names,
     has_time_spine: bool,
     source_file: &str,
-) -> Result<String, String> {
+) -> Result<(String, bool), String> {
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     let input = tp.get("measure").filter(|m| !m.is_null());
     // On the metric (latest spec) or on its measure input (legacy).
@@ -644,18 +645,20 @@ fn simple_metric(
         Some(t) => Some(format!("{}.{}", model.entity, model.columns.get(t).ok_or_else(|| format!("agg time dimension `{t}` was not mapped"))?)),
         None => None,
     };
-    let mut filters = filters_of(metric, names, time_column.as_deref(), true)?;
+    let mut filters = filters_of(metric, names, time_column.as_deref())?;
     if let Some(input) = input {
-        filters.extend(filters_of(input, names, time_column.as_deref(), true)?);
+        let more = filters_of(input, names, time_column.as_deref())?;
+        filters.items.extend(more.items);
+        filters.or |= more.or;
     }
     let mut text = header(name, metric);
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
     if let Some(t) = &time_column {
         text.push_str(&format!("time_dimension: {t}\ntime_grains: {GRAINS}\n"));
     }
-    if !filters.is_empty() {
+    if !filters.items.is_empty() {
         text.push_str("filter:\n");
-        for f in &filters {
+        for f in &filters.items {
             text.push_str(&format!("  - {f}\n"));
         }
     }
@@ -687,7 +690,7 @@ fn simple_metric(
         text.push_str("join_to_timespine: true\n");
     }
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
-    Ok(text)
+    Ok((text, filters.or))
 }
 
 fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Names, source_file: &str) -> Result<String, String> {
@@ -705,11 +708,14 @@ fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Na
             return Err(format!("the {key} `{m}` was not mapped"));
         }
         // metric_time inside an input filter would need the input's time dimension.
-        let filters = filters_of(v, names, None, false)?;
-        if filters.is_empty() {
+        let filters = filters_of(v, names, None)?;
+        if filters.or {
+            return Err(format!("the {key} `{m}` has a filter with OR, which an input's filters cannot say (they are ANDed)"));
+        }
+        if filters.items.is_empty() {
             Ok(m)
         } else {
-            Ok(format!("{{metric: {m}, filter: [{}]}}", filters.join(", ")))
+            Ok(format!("{{metric: {m}, filter: [{}]}}", filters.items.join(", ")))
         }
     };
     let (num, den) = (side("numerator")?, side("denominator")?);

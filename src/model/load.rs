@@ -495,11 +495,8 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
     let origin = read_origin(r, &map);
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
-    let valid_between = match map.get("valid_between") {
-        None => Ok(None),
-        Some(f) => read_validity(r, f).map(Some).ok_or(()),
-    };
-    let (name, source_entity, target_entity, valid_between) = (name?, source?, target?, valid_between.ok()?);
+    let valid_between = map.get("valid_between").map(|f| read_validity(r, f));
+    let (name, source_entity, target_entity, valid_between) = (name?, source?, target?, valid_between.map_or(Some(None), |v| v.map(Some))?);
     if source_entity == target_entity {
         r.error(
             map.get("target_entity").map_or(map.line, |f| f.line),

@@ -50,7 +50,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     let step = |s: &TreeStep, alias: &str, from_alias: &str| -> Result<JoinStep, Issue> {
         let to = model.entity(&s.to).ok_or_else(|| Issue::Unreachable { anchor: q.anchor.clone(), target: s.to.clone() })?;
         // A versioned join picks the version valid at the metric's own time
-        // (MetricFlow's agg time), which must be a column of the other side.
+        // (MetricFlow's agg time), which must be a column of the side it is
+        // walked from.
         let versions = match &s.versions {
             None => None,
             // Walked from the versions to the other side, the window would
@@ -64,18 +65,15 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
                     ),
                 })
             }
-            Some((v, on_to_side)) => {
-                let other = if *on_to_side { &s.from } else { &s.to };
-                let time = metric.time_dimension.as_ref().filter(|t| &t.entity == other).ok_or_else(|| Issue::Malformed {
+            Some((v, true)) => {
+                let time = metric.time_dimension.as_ref().filter(|t| t.entity == s.from).ok_or_else(|| Issue::Malformed {
                     argument: "name".into(),
                     message: format!(
-                        "join `{}` picks the version valid at the time of each row of `{}`, which needs the metric's time dimension on `{other}`; ask for another metric, or group by columns that do not need `{}`",
-                        s.join,
-                        q.metric,
-                        if *on_to_side { &s.to } else { &s.from }
+                        "join `{}` picks the version valid at the time of each row of `{}`, which needs the metric's time dimension on `{}`; ask for another metric, or group by columns that do not need `{}`",
+                        s.join, q.metric, s.from, s.to
                     ),
                 })?;
-                Some(Versions { on_to_side: *on_to_side, from: v.from.clone(), to: v.to.clone(), time: time.column.clone() })
+                Some(Versions { from: v.from.clone(), to: v.to.clone(), time: time.column.clone() })
             }
         };
         Ok(JoinStep {
@@ -91,8 +89,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     };
     let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
     for j in &joins {
-        if let Some((v, (_, versions), (_, other))) = j.versioned_sides() {
-            let (versions, other) = (versions.to_string(), other.to_string());
+        if let Some(v) = &j.versions {
+            let (versions, other) = (j.to.entity.clone(), j.from_entity.clone());
             notes.push(PlanNote::VersionedJoin { join: j.join.clone(), versions, other, time: v.time.clone(), from: v.from.clone(), to: v.to.clone() });
         }
     }

@@ -71,9 +71,7 @@ impl Display for ComponentPlan {
             other => writeln!(f, "  transform: {}", transform(other))?,
         }
         for j in &self.joins {
-            let versions = j.versioned_sides().map_or(String::new(), |(v, (versioned, _), (other, _))| {
-                format!(", the {versioned} version valid at {other}.{} in [{}, {})", v.time, v.from, v.to)
-            });
+            let versions = j.versions.as_ref().map_or(String::new(), |v| format!(", the {} version valid at {}.{} in [{}, {})", j.to.alias, j.from_alias, v.time, v.from, v.to));
             writeln!(f, "  join {}: {} -> {} ({}{}{versions})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
         }
         if let Some(t) = &self.time {

@@ -56,34 +56,23 @@ pub struct JoinStep {
     pub cardinality: Cardinality,
     /// Whether the declared cardinality was missing (treated as many_to_many).
     pub cardinality_declared: bool,
-    /// A versioned join: the version whose window holds the metric's time.
+    /// A versioned join (walked towards its versions, always the `to`
+    /// side): the version whose window holds the metric's time.
     pub versions: Option<Versions>,
 }
 
-/// One side of a join step: `(alias, entity)`.
-pub type StepSide<'a> = (&'a str, &'a str);
-
-/// `time >= versions.from AND (time < versions.to OR versions.to IS NULL)`
-/// added to a join's ON: the version valid when the metric's row happened.
+/// `from.time >= to.from AND (from.time < to.to OR to.to IS NULL)` added
+/// to a join's ON: the version valid when the metric's row happened.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Versions {
-    /// Whether the versioned rows are the step's `to` side (else its `from`).
-    pub on_to_side: bool,
+    /// The window's columns, on the step's `to` side.
     pub from: String,
     pub to: String,
-    /// The metric's time column, on the other side of the step.
+    /// The metric's time column, on the step's `from` side.
     pub time: String,
 }
 
 impl JoinStep {
-    /// A versioned join's `(versions, other)` sides: the window is read on
-    /// the first, the metric's time on the second.
-    pub fn versioned_sides(&self) -> Option<(&Versions, StepSide<'_>, StepSide<'_>)> {
-        let v = self.versions.as_ref()?;
-        let (to, from) = ((self.to.alias.as_str(), self.to.entity.as_str()), (self.from_alias.as_str(), self.from_entity.as_str()));
-        Some(if v.on_to_side { (v, to, from) } else { (v, from, to) })
-    }
-
     pub fn fans_out(&self) -> bool {
         self.cardinality.fans_out()
     }

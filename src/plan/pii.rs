@@ -30,7 +30,8 @@ pub(super) fn columns_read<'a>(model: &'a SemanticModel, metric: &'a Metric, pla
             all.push((j.to.entity.as_str(), b.as_str()));
         }
         // A versioned join reads its window and the metric's time.
-        if let Some((v, (_, versioned), (_, other))) = j.versioned_sides() {
+        if let Some(v) = &j.versions {
+            let (versioned, other) = (j.to.entity.as_str(), j.from_entity.as_str());
             all.extend([(versioned, v.from.as_str()), (versioned, v.to.as_str()), (other, v.time.as_str())]);
         }
     }

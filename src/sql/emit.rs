@@ -40,9 +40,9 @@ const ROWS: &str = "sb_rows";
 pub struct Unsupported {
     pub dialect: &'static str,
     pub feature: String,
-    /// The computed column (`entity.column`) whose SQL the dialect's parser
-    /// cannot read: the model's expression is at fault, not the request.
-    pub model_expression: Option<String>,
+    /// The computed column whose SQL the dialect's parser cannot read: the
+    /// model's expression is at fault, not the request.
+    pub model_expression: Option<crate::model::ColumnRef>,
 }
 
 impl Unsupported {
@@ -710,7 +710,7 @@ fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Resul
                 let e = build::parse_expression(sql, dialect).map_err(|why| Unsupported {
                     dialect: dialect.name,
                     feature: format!("reading of computed column `{entity}.{name}` (its expr is not one {} expression: {why})", dialect.name),
-                    model_expression: Some(format!("{entity}.{name}")),
+                    model_expression: Some(crate::model::ColumnRef { entity: entity.to_string(), column: name.clone() }),
                 })?;
                 parsed.insert(sql.as_str(), e);
             }
@@ -794,10 +794,10 @@ impl Emitter<'_> {
             .on
             .iter()
             .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
-            .chain(j.versioned_sides().map(|(v, (versions, _), (other, _))| {
-                let time = build::column(q, other, &v.time);
-                let started = build::binary(time.clone(), BinaryOperator::GtEq, build::column(q, versions, &v.from));
-                let ended = build::column(q, versions, &v.to);
+            .chain(j.versions.iter().map(|v| {
+                let time = build::column(q, &j.from_alias, &v.time);
+                let started = build::binary(time.clone(), BinaryOperator::GtEq, build::column(q, &j.to.alias, &v.from));
+                let ended = build::column(q, &j.to.alias, &v.to);
                 let current = build::binary(build::binary(time, BinaryOperator::Lt, ended.clone()), BinaryOperator::Or, Expr::IsNull(Box::new(ended)));
                 build::binary(started, BinaryOperator::And, build::nested(current))
             }))

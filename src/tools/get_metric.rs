@@ -81,17 +81,14 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     };
     let lowered = match sql::lower(&plan, dialect) {
         Ok(l) => l,
-        Err(unsupported) if unsupported.model_expression.is_some() => {
+        Err(sql::Unsupported { model_expression: Some(column), dialect, feature }) => {
             // The model's own SQL is at fault: no dialect of the request fixes it.
-            let column = unsupported.model_expression.clone().unwrap_or_default();
-            let entity = column.split('.').next().unwrap_or_default().to_string();
             return Envelope::error(ToolError::new(
                 FailureKind::InternalError,
                 format!(
-                    "the model's computed column `{column}` cannot be read as {} SQL ({}); its definition must be fixed (`schemabrain check` names the file); meanwhile ask without that column",
-                    unsupported.dialect, unsupported.feature
+                    "the model's computed column `{column}` cannot be read as {dialect} SQL ({feature}); its definition must be fixed (`schemabrain check` names the file); meanwhile ask without that column"
                 ),
-                Recovery::call("describe_entity", json!({"name": entity})),
+                Recovery::call("describe_entity", json!({"name": column.entity})),
             ));
         }
         Err(unsupported) => {
@@ -411,7 +408,7 @@ fn answer(
             "to": j.to.alias,
             "cardinality": j.cardinality.as_str(),
             "fans_out": j.fans_out(),
-            "valid_between": j.versioned_sides().map(|(v, _, (other, _))| json!({"from": v.from, "to": v.to, "time": format!("{other}.{}", v.time)})),
+            "valid_between": j.versions.as_ref().map(|v| json!({"from": v.from, "to": v.to, "time": format!("{}.{}", j.from_alias, v.time)})),
         }))).collect::<Vec<_>>(),
         "time_dimension_resolution": time_resolution,
         "notes": notes,

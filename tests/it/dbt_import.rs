@@ -17,26 +17,15 @@ use schemabrain::tools::{Introspect, Session, SessionOptions};
 
 use crate::common::{entries, repo, yaml_file_as_json};
 
-/// The dbt_shop warehouse: `main.<model>` for every `raw_<model>` seed.
+#[path = "../support/dbt_shop_warehouse.rs"]
+mod warehouse;
+
+/// A fresh dbt_shop warehouse (DuckDB) in its own directory.
 fn dbt_shop_warehouse() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-shop"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("dbt_shop.duckdb");
-    let project = yaml_file_as_json(&repo("tests/fixtures/dbt_shop/dbt_project.yml"));
-    let seeds = project["seeds"]["dbt_shop"].as_object().unwrap();
-    let c = duckdb::Connection::open(&path).unwrap();
-    for (seed, cfg) in seeds {
-        let types: Vec<String> =
-            cfg["+column_types"].as_object().unwrap().iter().map(|(col, ty)| format!("'{col}': '{}'", ty.as_str().unwrap())).collect();
-        let model = if seed == "raw_time_spine" { "metricflow_time_spine".to_string() } else { seed.trim_start_matches("raw_").to_string() };
-        let csv = repo(&format!("tests/fixtures/dbt_shop/seeds/{seed}.csv"));
-        c.execute_batch(&format!(
-            "CREATE TABLE main.{model} AS SELECT * FROM read_csv('{}', header = true, types = {{{}}})",
-            csv.display(),
-            types.join(", ")
-        ))
-        .unwrap_or_else(|e| panic!("{seed}: {e}"));
-    }
+    warehouse::create(&path);
     path
 }
 
