@@ -1,7 +1,8 @@
 //! The free-SQL checks on arbitrary text in every dialect: the guard, then
 //! (for what it admits) the column and PII analysis against a catalog with
-//! PII columns. A parsed query or a refusal, never a panic or a stack
-//! overflow.
+//! PII columns, then the rewrite that reads every table through a view (the
+//! masking policy and query_sql's time range). A parsed query or a refusal,
+//! never a panic or a stack overflow.
 //!
 //! The body of `fuzz_targets/sql_guard.rs`; `tests/it/fuzz_regressions.rs`
 //! compiles it too and replays the seeds and regressions through it on
@@ -13,6 +14,7 @@ use schemabrain::catalog::{Catalog, ColumnInfo, TableInfo};
 use schemabrain::model::PiiPolicy;
 use schemabrain::provider::columns;
 use schemabrain::provider::guard::{check, DIALECTS};
+use schemabrain::provider::views::{mask_sql, read_through, TableView};
 
 fn catalog() -> &'static Catalog {
     static C: OnceLock<Catalog> = OnceLock::new();
@@ -28,11 +30,29 @@ fn catalog() -> &'static Catalog {
     })
 }
 
+/// Every table read through a view: masked e-mail, a period on customers.
+fn views() -> &'static std::collections::BTreeMap<String, TableView> {
+    static V: OnceLock<std::collections::BTreeMap<String, TableView>> = OnceLock::new();
+    V.get_or_init(|| {
+        catalog()
+            .tables
+            .iter()
+            .map(|(key, t)| {
+                let items = t.columns.iter().map(|c| if c.name == "email" { format!("{} AS email", mask_sql(schemabrain::model::MaskMethod::Hash, "email", "duckdb", "00")) } else { c.name.clone() }).collect();
+                (key.clone(), TableView { items, filter: (t.name == "customers").then(|| "date_of_birth >= CAST('2024-01-01' AS TIMESTAMP)".to_string()) })
+            })
+            .collect()
+    })
+}
+
 pub fn run(data: &[u8]) {
     let Some((&d, rest)) = data.split_first() else { return };
     if let Ok(sql) = std::str::from_utf8(rest) {
-        if let Ok(statement) = check(sql, DIALECTS[d as usize % DIALECTS.len()]) {
-            let _ = columns::check(&statement, catalog(), &PiiPolicy::default());
+        let dialect = DIALECTS[d as usize % DIALECTS.len()];
+        if let Ok(mut statement) = check(sql, dialect) {
+            if columns::check(&statement, catalog(), &PiiPolicy::default()).is_ok() {
+                let _ = read_through(&mut statement, catalog(), views(), dialect);
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ const CUMULATIVE_KEYS: &[&str] =
 const CONVERSION_KEYS: &[&str] =
     &["version", "name", "description", "type", "base", "conversion", "entity", "window", "calculation", "counts", "origin", "provenance"];
 const METRIC_TYPES: &[&str] = &["simple", "ratio", "derived", "cumulative", "conversion"];
-const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred", "min_group_size", "quasi_identifiers"];
+const POLICY_KEYS: &[&str] = &["version", "description", "block", "column_overrides", "inferred", "min_group_size", "quasi_identifiers", "masking"];
 const SETTINGS_KEYS: &[&str] = &["version", "name", "source", "dialect", "default_limit", "max_rows", "timeout_ms", "time_spine"];
 
 /// The directory that holds the definitions: `dir` itself, or `dir/schemabrain`
@@ -1092,7 +1092,38 @@ fn read_policy(r: &mut Reader<'_>, doc: &Node) -> Option<PiiPolicy> {
         }
         None => Vec::new(),
     };
-    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, quasi_identifiers, defined_at: Some(origin_at(r, &map)) })
+    let masking = map.get("masking").map(|f| read_masking(r, f)).unwrap_or_default();
+    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, quasi_identifiers, masking, defined_at: Some(origin_at(r, &map)) })
+}
+
+/// `masking`: a mapping of a category or `schema.table.column` to a method.
+fn read_masking(r: &mut Reader<'_>, f: Field<'_>) -> BTreeMap<String, MaskMethod> {
+    let mut out = BTreeMap::new();
+    let saphyr::YamlDataOwned::Mapping(entries) = &f.node.data else {
+        r.error(f.line, "masking", format!("expected a mapping of a PII category or `schema.table.column` to one of {}", MaskMethod::ALL.join(", ")));
+        return out;
+    };
+    for (k, v) in entries.iter() {
+        let key_field = Field { node: k, line: super::yaml::line_of(k) };
+        let Some(key) = r.string(key_field, "masking") else { continue };
+        let path = format!("masking.{key}");
+        let parts: Vec<&str> = key.split('.').collect();
+        let column = parts.len() == 3 && parts.iter().all(|p| is_identifier(p));
+        if !column && !PII_CATEGORIES.contains(&key.as_str()) {
+            let near = crate::model::close_matches(&key, PII_CATEGORIES);
+            let hint = near.first().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+            r.error(key_field.line, &path, format!("`{}` is neither a PII category nor `schema.table.column`{hint}", echo(&key)));
+            continue;
+        }
+        let value = Field { node: v, line: super::yaml::line_of(v) };
+        let Some(method) = r.one_of(value, &path, &MaskMethod::ALL).and_then(|m| MaskMethod::parse(&m)) else { continue };
+        if key == "credential" && method.shows_part() {
+            r.error(value.line, &path, format!("a credential may only be masked by redact or hash; `{}` would show part of it", method.as_str()));
+            continue;
+        }
+        out.insert(key, method);
+    }
+    out
 }
 
 /// A mapping of `schema.table.column` to `{sensitivity, categories, evidence}`.

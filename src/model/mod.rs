@@ -1035,7 +1035,55 @@ pub struct PiiPolicy {
     /// The categories `min_group_size` admits (default: `location` and
     /// `demographic_protected`); never a blocked or catastrophic one.
     pub quasi_identifiers: Vec<String>,
+    /// How free SQL (query_sql, materialize_sql) and preview_masked show a
+    /// PII column instead of refusing it. Keyed by category or by
+    /// `schema.table.column` (which wins); get_metric ignores it.
+    pub masking: BTreeMap<String, MaskMethod>,
     pub defined_at: Option<Origin>,
+}
+
+/// What a masked column shows in place of its value. NULL stays NULL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MaskMethod {
+    /// `***` for every value: only whether a value is there.
+    Redact,
+    /// A salted MD5 of the value, the salt a secret of the running server:
+    /// equal values give equal hashes (count, group and join on them), and
+    /// no one without the salt can test a guess.
+    Hash,
+    /// `***` and the last four characters, for values longer than eight
+    /// characters (shorter ones are redacted): card and phone numbers.
+    Last4,
+    /// `***@` and the domain of an e-mail address (redacted without an `@`).
+    EmailDomain,
+}
+
+impl MaskMethod {
+    pub const ALL: [&'static str; 4] = ["redact", "hash", "last4", "email_domain"];
+
+    pub fn parse(s: &str) -> Option<MaskMethod> {
+        match s {
+            "redact" => Some(MaskMethod::Redact),
+            "hash" => Some(MaskMethod::Hash),
+            "last4" => Some(MaskMethod::Last4),
+            "email_domain" => Some(MaskMethod::EmailDomain),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaskMethod::Redact => "redact",
+            MaskMethod::Hash => "hash",
+            MaskMethod::Last4 => "last4",
+            MaskMethod::EmailDomain => "email_domain",
+        }
+    }
+
+    /// Shows part of the value itself (not allowed for credentials).
+    pub fn shows_part(self) -> bool {
+        matches!(self, MaskMethod::Last4 | MaskMethod::EmailDomain)
+    }
 }
 
 /// The categories `min_group_size` admits when the policy names none.
@@ -1057,6 +1105,19 @@ impl PiiPolicy {
         Self::lookup(&self.column_overrides, table, column)
     }
 
+    /// How `table.column`, carrying `categories`, is masked: its own rule;
+    /// else, when every one of its categories has a rule, the one revealing
+    /// least (a category without a rule leaves the column unmasked).
+    pub fn mask_of(&self, table: &TableRef, column: &str, categories: &[String]) -> Option<MaskMethod> {
+        if let Some(m) = Self::lookup(&self.masking, table, column) {
+            return Some(*m);
+        }
+        if categories.is_empty() {
+            return None;
+        }
+        categories.iter().map(|c| self.masking.get(c).copied()).collect::<Option<Vec<_>>>()?.into_iter().min()
+    }
+
     pub fn inferred_tag(&self, table: &TableRef, column: &str) -> Option<&ColumnTag> {
         Self::lookup(&self.inferred, table, column)
     }
@@ -1066,7 +1127,7 @@ impl PiiPolicy {
     /// project moved to another schema (`main` in DuckDB, `public` in
     /// Postgres) keeps its reviewed tags instead of silently falling back
     /// to the name classifier.
-    fn lookup<'a>(tags: &'a BTreeMap<String, ColumnTag>, table: &TableRef, column: &str) -> Option<&'a ColumnTag> {
+    fn lookup<'a, V>(tags: &'a BTreeMap<String, V>, table: &TableRef, column: &str) -> Option<&'a V> {
         if let Some(t) = tags.get(&format!("{}.{}.{}", table.schema, table.table, column)) {
             return Some(t);
         }

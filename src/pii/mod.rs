@@ -19,7 +19,7 @@ pub use classify::classify_name;
 pub(crate) use classify::words as identifier_words;
 pub use values::{classify_values, looks_like_birth_dates, ValueMatch};
 
-use crate::model::{PiiPolicy, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
+use crate::model::{MaskMethod, PiiPolicy, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
 
 /// A column's PII tag as the policy resolves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +71,10 @@ pub struct Decision {
     pub blocked_categories: Vec<String>,
     /// Carries a catastrophic category: never named in any output.
     pub catastrophic: bool,
+    /// How free SQL shows it instead of refusing (the policy's `masking`);
+    /// None for a clean column, and for a credential under a rule that
+    /// would show part of it.
+    pub mask: Option<MaskMethod>,
 }
 
 impl Decision {
@@ -105,7 +109,9 @@ pub fn decide(policy: &PiiPolicy, table: &TableRef, column: &str) -> Decision {
     blocked_categories.sort();
     blocked_categories.dedup();
     let catastrophic = tag.categories.iter().any(|c| is_catastrophic(c));
-    Decision { tag, blocked_categories, catastrophic }
+    let credential = tag.categories.iter().any(|c| c == "credential");
+    let mask = if tag.is_tagged() { policy.mask_of(table, column, &tag.categories).filter(|m| !(credential && m.shows_part())) } else { None };
+    Decision { tag, blocked_categories, catastrophic, mask }
 }
 
 /// The decision for `entity.column`.

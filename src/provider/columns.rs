@@ -36,7 +36,7 @@ use sqlparser::ast::{
 
 use super::guard::{unsupported_body, Refusal};
 use crate::catalog::Catalog;
-use crate::model::{PiiPolicy, TableRef};
+use crate::model::{MaskMethod, PiiPolicy, TableRef};
 use crate::pii::{decide, Decision};
 
 /// Table functions that generate rows from their arguments only.
@@ -50,6 +50,20 @@ const COUNTING: [&str; 1] = ["count"];
 pub struct Reads {
     /// Catalog keys (`schema.table`) of every table the statement may read.
     pub tables: BTreeSet<String>,
+    /// Per read table, its columns the policy masks (catalog spelling) and
+    /// how: admitted like clean columns, they must be read through
+    /// `views::read_through`, never raw.
+    pub masked: BTreeMap<String, Vec<Masked>>,
+}
+
+/// A column of a read table that the policy masks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Masked {
+    /// As the catalog spells it.
+    pub column: String,
+    pub method: MaskMethod,
+    /// As outputs may name it (a catastrophic column's name is never shown).
+    pub shown: String,
 }
 
 /// One sensitive column of a read table.
@@ -105,12 +119,16 @@ pub fn check(statement: &Statement, catalog: &Catalog, policy: &PiiPolicy) -> Re
         return Err(r);
     }
     let mut sensitive: BTreeMap<String, Vec<Sensitive>> = BTreeMap::new();
+    let mut masked: BTreeMap<String, Vec<Masked>> = BTreeMap::new();
     for key in &names.tables {
         let Some(t) = catalog.tables.get(key) else { continue };
         let table = TableRef { schema: t.schema.clone(), table: t.name.clone() };
         for c in &t.columns {
             let decision = decide(policy, &table, &c.name);
-            if decision.redacted() || decision.guarded() {
+            if let Some(m) = decision.mask {
+                let shown = if decision.catastrophic { format!("a column of {key}") } else { format!("{key}.{}", c.name) };
+                masked.entry(key.clone()).or_default().push(Masked { column: c.name.clone(), method: m, shown });
+            } else if decision.redacted() || decision.guarded() {
                 sensitive.entry(key.clone()).or_default().push(Sensitive { table: key.clone(), column: c.name.to_lowercase(), decision });
             }
         }
@@ -119,7 +137,7 @@ pub fn check(statement: &Statement, catalog: &Catalog, policy: &PiiPolicy) -> Re
     let _ = statement.visit(&mut checker);
     match checker.refusal {
         Some(r) => Err(r),
-        None => Ok(Reads { tables: names.tables }),
+        None => Ok(Reads { tables: names.tables, masked }),
     }
 }
 
@@ -127,8 +145,15 @@ fn lower(i: &Ident) -> String {
     i.value.to_lowercase()
 }
 
-fn parts(name: &ObjectName) -> Vec<String> {
+pub(super) fn parts(name: &ObjectName) -> Vec<String> {
     name.0.iter().map(|p| p.as_ident().map(lower).unwrap_or_else(|| p.to_string().to_lowercase())).collect()
+}
+
+/// The names (lowercase) of every CTE in the statement, in any scope.
+pub(super) fn cte_names(statement: &Statement) -> HashSet<String> {
+    let mut names = Names::default();
+    collect_ctes(statement, &mut names);
+    names.ctes
 }
 
 fn collect_ctes(statement: &Statement, names: &mut Names) {
@@ -147,7 +172,7 @@ fn collect_ctes(statement: &Statement, names: &mut Names) {
 
 /// Catalog keys a table name may mean: `schema.table` exactly, or a bare
 /// (or catalog-qualified) name under any schema, case-insensitively.
-fn catalog_keys(catalog: &Catalog, name: &[String]) -> Vec<String> {
+pub(super) fn catalog_keys(catalog: &Catalog, name: &[String]) -> Vec<String> {
     let (schema, table) = match name {
         [.., s, t] => (Some(s.as_str()), t.as_str()),
         [t] => (None, t.as_str()),

@@ -58,7 +58,7 @@ fn blocked(message: String) -> Refusal {
     Refusal { code: "policy_blocked", message, categories: Vec::new() }
 }
 
-fn parser_dialect(name: &str) -> Option<Box<dyn Dialect>> {
+pub(super) fn parser_dialect(name: &str) -> Option<Box<dyn Dialect>> {
     Some(match name {
         "duckdb" => Box::new(DuckDbDialect {}),
         "postgres" => Box::new(PostgreSqlDialect {}),

@@ -3,7 +3,8 @@
 //! sees it. `guard` admits one read-only query that reaches nothing outside
 //! the database; `columns` resolves its column references against the
 //! catalog and applies the PII policy, so free SQL is no side door around
-//! get_metric. The tools themselves (and their page tokens) live in
+//! get_metric; `views` rewrites a checked statement so masked and
+//! time-restricted tables are read only through their views. The tools themselves (and their page tokens) live in
 //! `tools::provider` and `tools::paging`.
 //!
 //! Architecture invariant: pure functions over SQL text, the catalog and
@@ -11,3 +12,4 @@
 
 pub mod columns;
 pub mod guard;
+pub mod views;

@@ -10,7 +10,7 @@
 //! `Engine` trait.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sqlparser::ast::Ident;
 
@@ -33,18 +33,19 @@ const TOP_VALUES: usize = 5;
 const TOP_VALUES_MAX_DISTINCT: u64 = 50;
 
 /// Rows of a period, through the table's time dimension.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimeRange {
     /// First instant included: `YYYY-MM-DD` or `YYYY-MM-DD HH:MM[:SS]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// First instant excluded, same forms.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
     /// The date or timestamp column; default the table's time dimension (its
-    /// entity's metrics' time dimension, else its only non-PII date/timestamp column).
-    #[serde(default)]
+    /// entity's metrics' time dimension, else its only non-PII date/timestamp column). In query_sql,
+    /// `table.column` restricts that table only; without it exactly one table read may have a time dimension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<String>,
 }
 
@@ -132,35 +133,12 @@ impl Table<'_> {
     /// Restricts the table to `range`, through its time dimension.
     fn restrict(&mut self, project: &crate::project::Project, range: Option<&TimeRange>) -> Result<(), ToolError> {
         let Some(range) = range else { return Ok(()) };
-        let bad = |m: String| ToolError::new(FailureKind::InvalidArgument, m, Recovery::none());
         let column = match &range.column {
             Some(c) => c.clone(),
-            None => time_dimension(project, self)?,
+            None => time_dimension(project, self.info)?,
         };
-        let Some(col) = self.columns.iter().find(|c| c.info.name == column) else {
-            return Err(bad(format!("`{}` is not a column of {}.{}", crate::model::echo(&column), self.info.schema, self.info.name)));
-        };
-        if col.pii() {
-            // Filtering on a PII column is revealing, as in get_metric.
-            return Err(bad(format!("{} carries PII ({}): a time range cannot filter on it", col.shown, col.decision.shown_categories().join(", "))));
-        }
-        if !TypeClass::of(&col.info.data_type).is_temporal() {
-            return Err(bad(format!("`{column}` is {}, not a date or timestamp", col.info.data_type)));
-        }
-        let cast = if self.engine.dialect().name == "mysql" { "DATETIME" } else { "TIMESTAMP" };
-        let mut conditions = Vec::new();
-        for (bound, op) in [(&range.start, ">="), (&range.end, "<")] {
-            if let Some(v) = bound {
-                if !is_instant(v) {
-                    return Err(bad(format!("time_range bound `{}` is not YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS]", crate::model::echo(v))));
-                }
-                conditions.push(format!("{} {op} CAST('{v}' AS {cast})", self.ident(&column)));
-            }
-        }
-        if conditions.is_empty() {
-            return Err(bad("time_range needs a start, an end or both".into()));
-        }
-        self.filter = format!(" WHERE {}", conditions.join(" AND "));
+        let conditions = range_condition(project, self.info, &column, range, self.engine.dialect())?;
+        self.filter = format!(" WHERE {conditions}");
         self.range = Some(json!({"column": column, "start": range.start, "end": range.end}));
         Ok(())
     }
@@ -206,11 +184,50 @@ fn is_instant(v: &str) -> bool {
     date && time
 }
 
-/// The table's time dimension: the time dimension of its entity's metrics
-/// (when they agree on one), else its only non-PII date/timestamp column.
-fn time_dimension(project: &crate::project::Project, t: &Table<'_>) -> Result<String, ToolError> {
+/// `range` on `column` of `info`, as one SQL condition in `dialect`: the
+/// column must be a date or timestamp without PII, the bounds instants.
+pub(super) fn range_condition(project: &crate::project::Project, info: &TableInfo, column: &str, range: &TimeRange, dialect: &crate::sql::Dialect) -> Result<String, ToolError> {
+    let bad = |m: String| ToolError::new(FailureKind::InvalidArgument, m, Recovery::none());
+    let Some(col) = info.columns.iter().find(|c| c.name == column) else {
+        let names = info.columns.iter().map(|c| c.name.as_str());
+        return Err(ToolError::new(
+            FailureKind::InvalidArgument,
+            format!("`{}` is not a column of {}.{}", crate::model::echo(column), info.schema, info.name),
+            Recovery::none().with_fuzzy_matches(crate::model::close_matches(column, names)),
+        ));
+    };
+    let decision = crate::pii::decide(&project.model.pii_policy, &TableRef { schema: info.schema.clone(), table: info.name.clone() }, &col.name);
+    if decision.guarded() || decision.redacted() {
+        // Filtering on a PII column is revealing, as in get_metric.
+        let shown = crate::pii::shown_table_column(&project.model.pii_policy, &TableRef { schema: info.schema.clone(), table: info.name.clone() }, &col.name);
+        return Err(bad(format!("{shown} carries PII ({}): a time range cannot filter on it", decision.shown_categories().join(", "))));
+    }
+    if !TypeClass::of(&col.data_type).is_temporal() {
+        return Err(bad(format!("`{column}` is {}, not a date or timestamp", col.data_type)));
+    }
+    let cast = if dialect.name == "mysql" { "DATETIME" } else { "TIMESTAMP" };
+    let ident = Ident::with_quote(dialect.quote, column).to_string();
+    let mut conditions = Vec::new();
+    for (bound, op) in [(&range.start, ">="), (&range.end, "<")] {
+        if let Some(v) = bound {
+            if !is_instant(v) {
+                return Err(bad(format!("time_range bound `{}` is not YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS]", crate::model::echo(v))));
+            }
+            conditions.push(format!("{ident} {op} CAST('{v}' AS {cast})"));
+        }
+    }
+    if conditions.is_empty() {
+        return Err(bad("time_range needs a start, an end or both".into()));
+    }
+    Ok(conditions.join(" AND "))
+}
+
+
+/// Candidates for the table's time dimension: the one its entity's metrics
+/// agree on, else its non-PII date/timestamp columns.
+pub(super) fn time_candidates(project: &crate::project::Project, info: &TableInfo) -> Vec<String> {
     let model = &project.model;
-    if let Some(e) = model.entity_on(&t.info.schema, &t.info.name) {
+    if let Some(e) = model.entity_on(&info.schema, &info.name) {
         let mut dims: Vec<&str> = model
             .metrics
             .values()
@@ -221,18 +238,32 @@ fn time_dimension(project: &crate::project::Project, t: &Table<'_>) -> Result<St
         dims.sort();
         dims.dedup();
         if let [one] = dims.as_slice() {
-            return Ok(one.to_string());
+            return vec![one.to_string()];
         }
     }
-    let candidates: Vec<&str> = t.columns.iter().filter(|c| !c.pii() && TypeClass::of(&c.info.data_type).is_temporal()).map(|c| c.info.name.as_str()).collect();
-    match candidates.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => Err(ToolError::new(FailureKind::InvalidArgument, format!("{}.{} has no date or timestamp column a time range could use", t.info.schema, t.info.name), Recovery::none())),
-        many => Err(ToolError::new(
-            FailureKind::InvalidArgument,
-            format!("{}.{} has several time columns ({}): name one in time_range.column", t.info.schema, t.info.name, many.join(", ")),
-            Recovery::none().with_fuzzy_matches(many.iter().copied()),
-        )),
+    let table = TableRef { schema: info.schema.clone(), table: info.name.clone() };
+    let clean = |c: &ColumnInfo| {
+        let d = crate::pii::decide(&model.pii_policy, &table, &c.name);
+        !d.guarded() && !d.redacted()
+    };
+    info.columns.iter().filter(|c| clean(c) && TypeClass::of(&c.data_type).is_temporal()).map(|c| c.name.clone()).collect()
+}
+
+/// Several candidates: the caller names one.
+pub(super) fn several_time_columns(info: &TableInfo, many: &[String]) -> ToolError {
+    ToolError::new(
+        FailureKind::InvalidArgument,
+        format!("{}.{} has several time columns ({}): name one in time_range.column", info.schema, info.name, many.join(", ")),
+        Recovery::none().with_fuzzy_matches(many.iter().map(String::as_str)),
+    )
+}
+
+/// The table's time dimension (`time_candidates`), when there is exactly one.
+fn time_dimension(project: &crate::project::Project, info: &TableInfo) -> Result<String, ToolError> {
+    match time_candidates(project, info).as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(ToolError::new(FailureKind::InvalidArgument, format!("{}.{} has no date or timestamp column a time range could use", info.schema, info.name), Recovery::none())),
+        many => Err(several_time_columns(info, many)),
     }
 }
 
@@ -387,6 +418,89 @@ pub fn profile_table(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelo
         "time_range": t.range,
     }))
     .with_follow_up_hints(&["query_sql", "sample_table"])
+}
+
+/// Arguments of `preview_masked`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewMaskedArgs {
+    /// The table as `schema.table` (list_tables names them).
+    pub qualified_name: String,
+    /// The masking policy; the project has one, `pii_policy` (the default).
+    #[serde(default)]
+    pub policy_id: Option<String>,
+    /// Rows, 1..50; default 10.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    pub rows: Option<u32>,
+    /// Only rows of this period.
+    #[serde(default)]
+    pub time_range: Option<TimeRange>,
+}
+
+/// Rows preview_masked returns at most.
+pub const MAX_PREVIEW_ROWS: u32 = 50;
+
+/// The table's rows as free SQL would show them under the masking policy:
+/// clean columns as they are, masked columns through their mask (the SQL
+/// query_sql runs), PII columns without a mask withheld and listed.
+pub fn preview_masked(ctx: &ProviderContext<'_>, args: &PreviewMaskedArgs) -> Envelope {
+    let policy_id = super::provider::POLICY_ID;
+    if let Some(asked) = args.policy_id.as_deref().filter(|p| *p != policy_id) {
+        return failed(ToolError::new(
+            FailureKind::InvalidArgument,
+            format!("no masking policy `{}`; the project has one: {policy_id} (its pii_policy.yaml `masking`)", crate::model::echo(asked)),
+            Recovery::call("preview_masked", json!({"qualified_name": args.qualified_name, "policy_id": policy_id})),
+        ));
+    }
+    let mut t = match open(ctx, &args.qualified_name) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
+        return failed(e);
+    }
+    let n = args.rows.unwrap_or(10).clamp(1, MAX_PREVIEW_ROWS) as usize;
+    let salt = ctx.pager.mask_salt();
+    let dialect = t.engine.dialect().name;
+    let mut items = Vec::new();
+    let mut columns = Vec::new();
+    let mut masked = Vec::new();
+    let mut withheld = Vec::new();
+    for c in &t.columns {
+        let ident = t.ident(&c.info.name);
+        match (c.pii(), c.decision.mask) {
+            (false, _) => {
+                items.push(ident);
+                columns.push(json!({"name": c.info.name, "type": c.info.data_type, "masking": null}));
+            }
+            (true, Some(m)) => {
+                items.push(format!("{} AS {ident}", crate::provider::views::mask_sql(m, &ident, dialect, &salt)));
+                columns.push(json!({"name": c.shown, "type": "text", "masking": m.as_str()}));
+                masked.push(json!({"column": c.shown, "method": m.as_str(), "pii_categories": c.decision.shown_categories()}));
+            }
+            (true, None) => withheld.push(json!({"name": c.shown, "pii_categories": c.decision.shown_categories(), "blocked": c.blocked()})),
+        }
+    }
+    let rows: Vec<Json> = if items.is_empty() {
+        Vec::new()
+    } else {
+        // The primary key orders the preview, so it is the same on every call.
+        let order = if t.info.primary_key.is_empty() { String::new() } else { format!(" ORDER BY {}", t.info.primary_key.iter().map(|k| t.ident(k)).collect::<Vec<_>>().join(", ")) };
+        match t.run(ctx, format!("SELECT {} FROM {}{order} LIMIT {n}", items.join(", "), t.from()), n) {
+            Ok(r) => r.rows.into_iter().map(Json::from).collect(),
+            Err(e) => return failed(e),
+        }
+    };
+    Envelope::success(json!({
+        "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
+        "columns": columns,
+        "rows": rows,
+        "row_count": rows.len(),
+        "policy_applied": {"policy_id": policy_id, "masked": masked, "withheld": withheld},
+        "time_range": t.range,
+    }))
+    .with_follow_up_hints(&["query_sql"])
 }
 
 pub fn detect_pii(ctx: &ProviderContext<'_>, args: &DetectPiiArgs) -> Envelope {

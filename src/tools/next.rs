@@ -73,7 +73,7 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
         "materialize_sql" | "create_view" => text(Some(data), "qualified_name").map(|q| {
             choose("query_sql", json!({"sql": format!("SELECT * FROM {q} LIMIT 10")}), "Read back what was written.")
         }),
-        "sample_table" | "get_stats" | "profile_table" | "detect_pii" | "explain_sql" => {
+        "sample_table" | "get_stats" | "profile_table" | "detect_pii" | "explain_sql" | "preview_masked" => {
             let q = text(Some(data), "qualified_name").map(str::to_string);
             let sql = match q {
                 Some(q) => format!("SELECT count(*) FROM {q}"),

@@ -97,6 +97,13 @@ impl Pager {
         }
     }
 
+    /// The salt of the `hash` mask: a secret of this server, drawn with the
+    /// token key (so hashes are stable while the server runs, and no client
+    /// can hash a guess to compare).
+    pub fn mask_salt(&self) -> String {
+        hex(self.mac(b"schemabrain mask salt").get(..16).unwrap_or_default())
+    }
+
     /// A token for the page after `offset` rows of `statement`, for `client`.
     pub fn issue(&self, statement: &str, client: &str, offset: u64) -> String {
         self.issue_at(statement, client, offset, SystemTime::now())

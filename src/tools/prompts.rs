@@ -115,16 +115,19 @@ fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptErr
     let tref = TableRef { schema: info.schema.clone(), table: info.name.clone() };
     let mut blocked = Vec::new();
     let mut counted = Vec::new();
+    let mut masked = Vec::new();
     for l in crate::pii::decide_listing(policy, &tref, info.columns.iter().map(|c| c.name.as_str())) {
         let d = &l.decision;
         let line = format!("- {} ({})", l.shown, d.shown_categories().join(", "));
-        if d.redacted() {
+        if let Some(m) = d.mask {
+            masked.push(format!("- {} ({}; shown as {} in free SQL, refused by get_metric)", l.shown, d.shown_categories().join(", "), m.as_str()));
+        } else if d.redacted() {
             blocked.push(line);
         } else if d.guarded() {
             counted.push(line);
         }
     }
-    if blocked.is_empty() && counted.is_empty() {
+    if blocked.is_empty() && counted.is_empty() && masked.is_empty() {
         return Ok(format!("No column of {table} holds personal data under the policy; no acknowledgement is needed."));
     }
     let mut text = format!("Before using {table}, tell the user it holds personal data and ask them to acknowledge how it is treated:\n");
@@ -133,6 +136,9 @@ fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptErr
     }
     if !counted.is_empty() {
         text.push_str(&format!("Only counted, never listed, grouped or filtered on:\n{}\n", counted.join("\n")));
+    }
+    if !masked.is_empty() {
+        text.push_str(&format!("Masked by the policy (preview_masked shows how):\n{}\n", masked.join("\n")));
     }
     text.push_str("Continue only once the user has acknowledged it; a policy change is for the data owner, not the agent.");
     Ok(text)

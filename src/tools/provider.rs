@@ -18,16 +18,19 @@
 //! Architecture invariant: no rmcp, no printing; engines only through the
 //! `Engine` trait.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sqlparser::ast::{OrderByKind, Statement};
 
+use super::inspect::TimeRange;
 use super::paging::{Pager, TokenError};
 use crate::engine::{Cancel, Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
 use crate::project::Project;
-use crate::provider::{columns, guard};
+use crate::provider::{columns, guard, views};
 use crate::sql::CompiledSql;
 
 /// Rows per page unless the call asks for fewer or more.
@@ -43,9 +46,9 @@ pub const MAX_PAGE_BYTES: usize = 60 * 1024;
 pub const WRITE_TOOLS: [&str; 2] = ["create_view", "materialize_sql"];
 
 /// Names of the provider tools.
-pub const PROVIDER_TOOLS: [&str; 11] = [
-    "create_view", "detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "materialize_sql", "profile_table",
-    "query_sql", "sample_table",
+pub const PROVIDER_TOOLS: [&str; 12] = [
+    "create_view", "detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "materialize_sql", "preview_masked",
+    "profile_table", "query_sql", "sample_table",
 ];
 
 /// Arguments of `list_tables`.
@@ -74,6 +77,10 @@ pub struct QuerySqlArgs {
     /// The `page_token` of the previous page, with the same sql and dialect, for the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_token: Option<String>,
+    /// Only rows of this period: every table read that has the `column` (default: its time dimension) is
+    /// restricted to it before the statement sees it; the answer says which tables were and were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_range: Option<TimeRange>,
     /// Check the statement (guard, tables, PII) without running it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
@@ -160,6 +167,7 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
         "get_stats" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::get_stats(ctx, &a)),
         "profile_table" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::profile_table(ctx, &a)),
         "detect_pii" => super::with_args(tool, args, |a: super::inspect::DetectPiiArgs| super::inspect::detect_pii(ctx, &a)),
+        "preview_masked" => super::with_args(tool, args, |a: super::inspect::PreviewMaskedArgs| super::inspect::preview_masked(ctx, &a)),
         "materialize_sql" => super::with_args(tool, args, |a: MaterializeArgs| {
             let call = json!({"sql": a.sql, "table": a.table, "dialect": a.dialect});
             write(ctx, "materialize_sql", &a.sql, a.dialect.as_deref(), &a.table, a.mode, false, call)
@@ -239,10 +247,124 @@ fn refusal(r: guard::Refusal) -> Envelope {
 /// A statement that passed every check, and what it reads.
 struct Checked {
     statement: Statement,
-    /// The statement rendered from its parse: what runs.
+    /// The statement rendered from its parse: what the caller is shown
+    /// (what runs is `Viewed::sql`).
     sql: String,
     dialect: String,
     tables: Vec<String>,
+    /// Masked columns of the tables read.
+    masked: BTreeMap<String, Vec<columns::Masked>>,
+}
+
+/// A checked statement as it runs: each masked or time-restricted table
+/// read through its view (`provider::views`).
+struct Viewed {
+    statement: Statement,
+    sql: String,
+    /// `policy_applied` of the answer: the masked columns of the tables read.
+    policy_applied: Option<Json>,
+    /// `time_range` of the answer: which tables it restricted, on which column.
+    time_range: Option<Json>,
+}
+
+/// The policy's name in `policy_applied` and preview_masked's `policy_id`.
+pub const POLICY_ID: &str = "pii_policy";
+
+/// Reads `c`'s masked tables through their masks and, with `range`, each
+/// table that has its column (default its time dimension) through the period.
+fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> Result<Viewed, Envelope> {
+    let catalog = super::physical::catalog_of(ctx.project).map_err(Envelope::error)?;
+    let dialect = crate::sql::Dialect::from_name(&c.dialect)
+        .map_err(|m| Envelope::error(ToolError::new(FailureKind::InvalidArgument, m, Recovery::none())))?;
+    let quote = |n: &str| sqlparser::ast::Ident::with_quote(dialect.quote, n).to_string();
+    let salt = ctx.pager.mask_salt();
+    let targets = match range {
+        Some(r) => range_targets(ctx, catalog, c, r).map_err(Envelope::error)?,
+        None => Vec::new(),
+    };
+    let mut views: BTreeMap<String, views::TableView> = BTreeMap::new();
+    for key in &c.tables {
+        let Some(info) = catalog.tables.get(key) else { continue };
+        let masks = c.masked.get(key).map(Vec::as_slice).unwrap_or_default();
+        let filter = match (range, targets.iter().find(|(k, _)| k == key)) {
+            (Some(r), Some((_, col))) => Some(super::inspect::range_condition(ctx.project, info, col, r, dialect).map_err(Envelope::error)?),
+            _ => None,
+        };
+        if masks.is_empty() && filter.is_none() {
+            continue;
+        }
+        let items = info
+            .columns
+            .iter()
+            .map(|col| match masks.iter().find(|m| m.column == col.name) {
+                Some(m) => format!("{} AS {}", views::mask_sql(m.method, &quote(&col.name), dialect.name, &salt), quote(&col.name)),
+                None => quote(&col.name),
+            })
+            .collect();
+        views.insert(key.clone(), views::TableView { items, filter });
+    }
+    let time_range = range.map(|r| {
+        let restricted: Vec<Json> = targets.iter().map(|(t, col)| json!({"table": t, "column": col})).collect();
+        let whole: Vec<&String> = c.tables.iter().filter(|t| !targets.iter().any(|(k, _)| k == *t)).collect();
+        json!({"start": r.start, "end": r.end, "restricted": restricted, "unrestricted": whole})
+    });
+    let masked: Vec<Json> = c
+        .tables
+        .iter()
+        .flat_map(|t| c.masked.get(t).into_iter().flatten())
+        .map(|m| json!({"column": m.shown, "method": m.method.as_str()}))
+        .collect();
+    let policy_applied = (!masked.is_empty()).then(|| json!({"policy_id": POLICY_ID, "masked": masked}));
+    let mut statement = c.statement.clone();
+    views::read_through(&mut statement, catalog, &views, &c.dialect).map_err(refusal)?;
+    let sql = statement.to_string();
+    Ok(Viewed { statement, sql, policy_applied, time_range })
+}
+
+/// The tables a query_sql `time_range` restricts, with their column.
+/// `column` as `table.column` (or `schema.table.column`) picks one table;
+/// a bare `column`, every table read that has it; none, the one table read
+/// with a time dimension. Never a guess: when several tables have a time
+/// dimension (a fact and its customers' signup date, say), the caller names
+/// one, since restricting a dimension table by its own date changes the
+/// question.
+fn range_targets(ctx: &ProviderContext<'_>, catalog: &crate::catalog::Catalog, c: &Checked, r: &TimeRange) -> Result<Vec<(String, String)>, ToolError> {
+    let read = || c.tables.iter().filter_map(|k| catalog.tables.get(k).map(|t| (k, t)));
+    let targets: Vec<(String, String)> = match r.column.as_deref().map(|s| s.rsplit_once('.')) {
+        Some(Some((table, column))) => read()
+            .filter(|(k, t)| k.eq_ignore_ascii_case(table) || t.name.eq_ignore_ascii_case(table))
+            .map(|(k, _)| (k.clone(), column.to_string()))
+            .collect(),
+        Some(None) => read()
+            .filter_map(|(k, t)| t.columns.iter().find(|x| Some(x.name.as_str()) == r.column.as_deref()).map(|x| (k.clone(), x.name.clone())))
+            .collect(),
+        None => {
+            let with: Vec<(String, String)> = read()
+                .filter_map(|(k, t)| match super::inspect::time_candidates(ctx.project, t).as_slice() {
+                    [one] => Some((k.clone(), one.clone())),
+                    _ => None,
+                })
+                .collect();
+            if with.len() > 1 {
+                let named: Vec<String> = with.iter().map(|(k, col)| format!("{k}.{col}")).collect();
+                return Err(ToolError::new(
+                    FailureKind::InvalidArgument,
+                    format!("time_range could restrict several tables ({}); name the one the period is about in time_range.column as `table.column`", named.join(", ")),
+                    Recovery::none().with_fuzzy_matches(named.iter().map(String::as_str)),
+                ));
+            }
+            with
+        }
+    };
+    if targets.is_empty() {
+        let which = r.column.as_ref().map(|col| format!("a column `{}`", crate::model::echo(col))).unwrap_or_else(|| "a single time dimension (a date or timestamp column)".into());
+        return Err(ToolError::new(
+            FailureKind::InvalidArgument,
+            format!("time_range applies to no table: none of {} has {which}; name one in time_range.column, or filter in the SQL", c.tables.join(", ")),
+            Recovery::none(),
+        ));
+    }
+    Ok(targets)
 }
 
 /// The dialect, guard and column checks query_sql and explain_sql share.
@@ -268,7 +390,7 @@ fn check_statement(ctx: &ProviderContext<'_>, tool: &str, sql: &str, asked: Opti
     let statement = guard::check(sql, &dialect).map_err(refusal)?;
     let reads = columns::check(&statement, catalog, &ctx.project.model.pii_policy).map_err(refusal)?;
     let sql = statement.to_string();
-    Ok(Checked { statement, sql, dialect, tables: reads.tables.into_iter().collect() })
+    Ok(Checked { statement, sql, dialect, tables: reads.tables.into_iter().collect(), masked: reads.masked })
 }
 
 /// materialize_sql and create_view: the statement checked as query_sql
@@ -300,6 +422,18 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
         Ok(c) => c,
         Err(e) => return e,
     };
+    // What is stored is what query_sql would show: masked columns masked.
+    let v = match viewed(ctx, &c, None) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let hashed = c.tables.iter().flat_map(|t| c.masked.get(t).into_iter().flatten()).find(|m| m.method == crate::model::MaskMethod::Hash);
+    if let (true, Some(m)) = (view, hashed) {
+        return blocked(format!(
+            "{} is masked by hash, whose salt is this server's secret; a view reading its table would store the salt in its definition, where whoever reads the view's schema could read it. Store the rows with materialize_sql instead",
+            m.shown
+        ));
+    }
     let Some(engine) = ctx.engine else {
         return Envelope::error(ToolError::new(FailureKind::MissingCredential, "No source database is configured, so there is nothing to write into.", Recovery::none()));
     };
@@ -309,12 +443,12 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
     let kind = if view { "VIEW" } else { "TABLE" };
     let mut statements = vec![format!("CREATE SCHEMA IF NOT EXISTS {}", quote(schema))];
     match mode {
-        WriteMode::Create => statements.push(format!("CREATE {kind} {qualified} AS {}", c.sql)),
+        WriteMode::Create => statements.push(format!("CREATE {kind} {qualified} AS {}", v.sql)),
         WriteMode::Replace => {
             statements.push(format!("DROP {kind} IF EXISTS {qualified}"));
-            statements.push(format!("CREATE {kind} {qualified} AS {}", c.sql));
+            statements.push(format!("CREATE {kind} {qualified} AS {}", v.sql));
         }
-        WriteMode::Append => statements.push(format!("INSERT INTO {qualified} {}", c.sql)),
+        WriteMode::Append => statements.push(format!("INSERT INTO {qualified} {}", v.sql)),
     }
     if let Err(e) = engine.write(&statements, ctx.limits.timeout, &ctx.cancel) {
         let narrow = "write fewer rows (filters, aggregation), or check the statement with query_sql dry_run";
@@ -325,14 +459,15 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
         WriteMode::Replace => "replace",
         WriteMode::Append => "append",
     };
-    Envelope::success(json!({
+    let mut data = json!({
         "qualified_name": format!("{schema}.{name}"),
         "kind": kind.to_lowercase(),
         "mode": mode_name,
         "sql": c.sql,
         "tables_read": c.tables,
-    }))
-    .with_follow_up_hints(&["query_sql"])
+    });
+    Shown { dialect: &c.dialect, tables: &c.tables, sql: &c.sql, viewed: &v }.annotate(&mut data);
+    Envelope::success(data).with_follow_up_hints(&["query_sql"])
 }
 
 pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope {
@@ -348,6 +483,8 @@ pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope
             Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true})),
         ));
     };
+    // The statement as written, not through its views: a plan shows the
+    // views' expressions, and the hash mask's salt must not be shown.
     let compiled = CompiledSql { sql: format!("EXPLAIN {}", c.sql), params: Vec::new(), dialect: engine.dialect().name };
     let result = match engine.execute(&compiled, Limits { max_rows: 1000, timeout: ctx.limits.timeout }, &ctx.cancel) {
         Ok(r) => r,
@@ -368,13 +505,19 @@ pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope
 
 pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
     let call = serde_json::to_value(args).unwrap_or(Json::Null);
-    let Checked { statement, sql: checked, dialect, tables } = match check_statement(ctx, "query_sql", &args.sql, args.dialect.as_deref(), call) {
+    let checked = match check_statement(ctx, "query_sql", &args.sql, args.dialect.as_deref(), call) {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let viewed = match viewed(ctx, &checked, args.time_range.as_ref()) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let shown = Shown { dialect: &checked.dialect, tables: &checked.tables, sql: &checked.sql, viewed: &viewed };
     if args.dry_run {
-        return Envelope::success(json!({"sql": checked, "dialect": dialect, "tables_read": tables, "valid": true}))
-            .with_follow_up_hints(&["query_sql"]);
+        let mut data = json!({"sql": checked.sql, "dialect": checked.dialect, "tables_read": checked.tables, "valid": true});
+        shown.annotate(&mut data);
+        return Envelope::success(data).with_follow_up_hints(&["query_sql"]);
     }
     let Some(engine) = ctx.engine else {
         return Envelope::error(ToolError::new(
@@ -383,7 +526,8 @@ pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
             Recovery::call("query_sql", as_dry_run(args)),
         ));
     };
-    let statement_id = Pager::statement_id(&dialect, &checked);
+    // The token binds what runs: the statement with its masks and period.
+    let statement_id = Pager::statement_id(&checked.dialect, &viewed.sql);
     let offset = match args.page_token.as_deref() {
         None => 0,
         Some(t) => match ctx.pager.open(t, &statement_id, ctx.client) {
@@ -397,11 +541,11 @@ pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
         engine.execute(&compiled, Limits { max_rows: rows, timeout: ctx.limits.timeout }, &ctx.cancel)
     };
     // The output width, for the positional tie-breakers.
-    let width = match run(format!("SELECT * FROM ({checked}) AS sb_page LIMIT 0"), 1) {
+    let width = match run(format!("SELECT * FROM ({}) AS sb_page LIMIT 0", viewed.sql), 1) {
         Ok(r) => r.columns.len(),
         Err(e) => return engine_error(e, args),
     };
-    let (ordered, unordered) = paged_sql(&statement, &checked, width, page + 1, offset);
+    let (ordered, unordered) = paged_sql(&viewed.statement, &viewed.sql, width, page + 1, offset);
     let (result, stable) = match run(ordered, page + 1) {
         Ok(r) => (r, true),
         // Columns the engine cannot sort (Postgres json, say): the engine's order.
@@ -411,11 +555,31 @@ pub fn query_sql(ctx: &ProviderContext<'_>, args: &QuerySqlArgs) -> Envelope {
         },
         Err(e) => return engine_error(e, args),
     };
-    answer(ctx, result, page, offset, stable, &statement_id, &dialect, &tables, &checked)
+    answer(ctx, result, page, offset, stable, &statement_id, &shown)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64, stable: bool, statement_id: &str, dialect: &str, tables: &[String], checked: &str) -> Envelope {
+/// What an answer says about the statement besides its rows.
+struct Shown<'a> {
+    dialect: &'a str,
+    tables: &'a [String],
+    /// The checked statement as the caller wrote it (before views).
+    sql: &'a str,
+    viewed: &'a Viewed,
+}
+
+impl Shown<'_> {
+    /// Adds `policy_applied` and `time_range` when there are any.
+    fn annotate(&self, data: &mut Json) {
+        if let Some(p) = &self.viewed.policy_applied {
+            crate::json::set(data, "policy_applied", p.clone());
+        }
+        if let Some(t) = &self.viewed.time_range {
+            crate::json::set(data, "time_range", t.clone());
+        }
+    }
+}
+
+fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64, stable: bool, statement_id: &str, shown: &Shown<'_>) -> Envelope {
     // The engine was asked for one row past the page: its presence is `has_more`.
     let fetched = result.rows.len();
     let mut rows = Vec::new();
@@ -440,11 +604,12 @@ fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64
         "row_count": delivered,
         "offset": offset,
         "has_more": has_more,
-        "dialect": dialect,
-        "tables_read": tables,
-        "sql": checked,
+        "dialect": shown.dialect,
+        "tables_read": shown.tables,
+        "sql": shown.sql,
         "order": if stable { "stable" } else { "engine" },
     });
+    shown.annotate(&mut data);
     if has_more {
         if let Some(m) = data.as_object_mut() {
             m.insert("page_token".into(), json!(ctx.pager.issue(statement_id, ctx.client, next)));

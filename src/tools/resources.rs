@@ -134,7 +134,8 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
             "statements": "exactly one read-only query (SELECT/WITH/VALUES/set operations)",
             "dialects_accepted": dialect.map(|d| vec![d]).unwrap_or_default(),
             "paging": {"default_rows": super::provider::DEFAULT_PAGE_ROWS, "max_rows": super::provider::MAX_PAGE_ROWS, "max_page_bytes": super::provider::MAX_PAGE_BYTES, "token_lifetime_seconds": super::paging::TOKEN_LIFETIME.as_secs()},
-            "pii": "blocked categories refused anywhere; other PII only under COUNT(col) / COUNT(DISTINCT col)",
+            "pii": "blocked categories refused anywhere; other PII only under COUNT(col) / COUNT(DISTINCT col); a column the policy masks is read as its mask (policy_applied says which)",
+            "time_range": "each table read restricted through its time dimension (or time_range.column); the answer lists which",
             "timeout_ms": ctx.limits.timeout.as_millis() as u64,
         },
         "explain_sql": ctx.engine.is_some(),
@@ -142,9 +143,11 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
         "get_stats": ctx.engine.is_some(),
         "profile_table": ctx.engine.is_some(),
         "detect_pii": ctx.engine.is_some(),
+        "preview_masked": ctx.engine.is_some(),
+        "masking": {"policy_id": super::provider::POLICY_ID, "methods": crate::model::MaskMethod::ALL, "rules": ctx.project.model.pii_policy.masking.len(), "applies_to": ["query_sql", "materialize_sql", "preview_masked"], "not": "get_metric, which refuses PII as before"},
         "writes": {"allowed_schema": ctx.allow_writes, "tools": if ctx.allow_writes.is_some() { json!(["materialize_sql", "create_view"]) } else { json!([]) }},
-        "time_range": "sample_table, get_stats and profile_table, through the table's time dimension",
-        "not_supported": ["query_plan (Substrait)", "preview_masked (masking by policy)"],
+        "time_range": "query_sql, sample_table, preview_masked, get_stats and profile_table, through the table's time dimension",
+        "not_supported": ["query_plan (Substrait)"],
     })
 }
 

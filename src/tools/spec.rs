@@ -143,6 +143,7 @@ fn data_schema(tool: &str) -> Json {
         "sample_table" => object(&[("qualified_name", "string"), ("columns", "array"), ("rows", "array"), ("masked_columns", "array")]),
         "get_stats" | "profile_table" => object(&[("qualified_name", "string"), ("row_count", "integer"), ("columns", "array")]),
         "detect_pii" => object(&[("qualified_name", "string"), ("columns", "array")]),
+        "preview_masked" => object(&[("qualified_name", "string"), ("columns", "array"), ("rows", "array"), ("policy_applied", "object")]),
         "materialize_sql" | "create_view" => object(&[("qualified_name", "string"), ("mode", "string")]),
         _ => json!({"type": "object"}),
     }
@@ -481,6 +482,19 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             side_effects: SideEffects::Read,
             formats: false,
             schema: schema_of::<super::inspect::DetectPiiArgs>,
+        },
+        ToolSpec {
+            name: "preview_masked",
+            title: "Preview a table under the masking policy",
+            description: "Use this when a PII column you need is masked by the policy (pii_policy.yaml `masking`) and you want to see what free SQL will show of it: rows with clean columns as they are, masked columns as their mask (redact, hash, last4, email_domain), PII without a mask withheld and listed. \
+                Use sample_table instead when the clean columns suffice. \
+                Compositions: detect_pii → preview_masked → query_sql grouping or joining on the masked column.",
+            tokens_estimate: 900,
+            latency_hint: "fast",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::inspect::PreviewMaskedArgs>,
         },
     ];
     v.sort_by_key(|s| s.name);

@@ -53,6 +53,8 @@ mod engines_concurrency;
 mod cross_engine;
 // The provider toolset: the adversarial query_sql corpus on DuckDB and Postgres, paging, tokens, MCP.
 mod provider;
+// The masking policy through query_sql, preview_masked and the writes; query_sql's time_range.
+mod provider_views;
 // fuzz/seeds and fuzz/regressions replayed on stable.
 mod fuzz_regressions;
 // Arbitrary JSON arguments into every tool: a valid envelope, never a panic.

@@ -167,12 +167,16 @@ fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
         }
     };
     let project = demo_copy("python");
+    // The provider toolset writes (--allow-writes scratch) into a copy of its own.
+    let writable = project.join("writable.duckdb");
+    std::fs::copy(common::demo_warehouse(), &writable).unwrap();
     let (ok, stdout, stderr) = run_bounded(
         Command::new(&python)
             .arg(common::repo("tests/mcp_client/workflows.py"))
             .arg(binary())
             .arg(&project)
-            .arg(source()),
+            .arg(source())
+            .arg(format!("duckdb:{}", writable.display())),
         Duration::from_secs(300),
     );
     assert!(ok && stdout.contains("ALL OK"), "python client failed\nstdout:\n{stdout}\nstderr:\n{stderr}");

@@ -19,14 +19,14 @@ use schemabrain::tools::{Session, SessionOptions, Toolsets};
 use crate::common::{demo_engine, demo_project_with_catalog, demo_warehouse, limits, repo};
 use crate::engines_servers::PgSchema;
 
-struct Case {
-    expect: String,
-    only: Option<String>,
-    sql: String,
-    line: usize,
+pub(crate) struct Case {
+    pub expect: String,
+    pub only: Option<String>,
+    pub sql: String,
+    pub line: usize,
 }
 
-fn corpus() -> Vec<Case> {
+pub(crate) fn corpus() -> Vec<Case> {
     let text = std::fs::read_to_string(repo("tests/provider/corpus.sql")).unwrap();
     let mut cases: Vec<Case> = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -46,7 +46,7 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
-fn session(project: schemabrain::project::Project, source: &str, provider: bool) -> Session {
+pub(crate) fn session(project: schemabrain::project::Project, source: &str, provider: bool) -> Session {
     let options = SessionOptions {
         source: Some(source.to_string()),
         audit: false,
@@ -57,7 +57,7 @@ fn session(project: schemabrain::project::Project, source: &str, provider: bool)
 }
 
 /// What a case got, in the corpus' words.
-fn outcome(env: &Envelope) -> String {
+pub(crate) fn outcome(env: &Envelope) -> String {
     match (env.status().as_str(), env.tool_error()) {
         ("success" | "empty", _) => "ok".into(),
         (_, Some(e)) => match (e.kind().as_str(), e.code().as_str()) {
@@ -109,7 +109,7 @@ fn run_corpus(label: &str, session: &Session, schema: &str, pii_values: &BTreeSe
 }
 
 /// Values of the demo's PII columns, read directly from the warehouse.
-fn pii_values(engine: &dyn Engine, schema: &str, dialect: &'static str) -> BTreeSet<String> {
+pub(crate) fn pii_values(engine: &dyn Engine, schema: &str, dialect: &'static str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for (table, column) in [("customers", "email"), ("customers", "phone"), ("customers", "full_name"), ("customers", "password_hash"), ("addresses", "street")] {
         let sql = CompiledSql { sql: format!("SELECT {column} FROM {schema}.{table}"), params: Vec::new(), dialect };
@@ -187,7 +187,7 @@ fn the_corpus_has_no_escape_on_postgres() {
 }
 
 /// Follows page tokens to the end; the rows in order and how many pages.
-fn all_pages(s: &Session, client: &str, args: Json) -> (Vec<Vec<Json>>, usize, bool) {
+pub(crate) fn all_pages(s: &Session, client: &str, args: Json) -> (Vec<Vec<Json>>, usize, bool) {
     let mut rows = Vec::new();
     let mut pages = 0;
     let mut byte_capped = false;
@@ -216,12 +216,12 @@ fn all_pages(s: &Session, client: &str, args: Json) -> (Vec<Vec<Json>>, usize, b
     }
 }
 
-fn direct(sql: &str) -> Vec<Vec<Json>> {
+pub(crate) fn direct(sql: &str) -> Vec<Vec<Json>> {
     let c = CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "duckdb" };
     demo_engine().run(&c, schemabrain::engine::Limits { max_rows: 1_000_000, ..limits() }).unwrap().rows
 }
 
-fn as_multiset(rows: &[Vec<Json>]) -> BTreeMap<String, usize> {
+pub(crate) fn as_multiset(rows: &[Vec<Json>]) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
     for r in rows {
         *m.entry(serde_json::to_string(r).unwrap()).or_insert(0) += 1;
@@ -342,7 +342,7 @@ async fn the_provider_toolset_over_mcp_in_both_eras() {
 }
 
 /// Every string anywhere in a JSON value.
-fn strings(v: &Json, out: &mut Vec<String>) {
+pub(crate) fn strings(v: &Json, out: &mut Vec<String>) {
     match v {
         Json::String(s) => out.push(s.clone()),
         Json::Array(a) => a.iter().for_each(|x| strings(x, out)),
@@ -351,7 +351,7 @@ fn strings(v: &Json, out: &mut Vec<String>) {
     }
 }
 
-fn number(v: &Json) -> f64 {
+pub(crate) fn number(v: &Json) -> f64 {
     v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
@@ -526,7 +526,7 @@ async fn resources_prompts_and_completion_over_mcp_in_both_eras() {
     client.cancel().await.ok();
 }
 
-fn writer(project: schemabrain::project::Project, source: &str, schema: Option<&str>) -> Session {
+pub(crate) fn writer(project: schemabrain::project::Project, source: &str, schema: Option<&str>) -> Session {
     let options = SessionOptions {
         source: Some(source.to_string()),
         audit: false,

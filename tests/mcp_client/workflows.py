@@ -4,7 +4,8 @@ and validates every structured result against the tool's outputSchema (the SDK
 validates non-error results itself; this script validates all of them,
 errors included).
 
-Usage: python workflows.py SCHEMABRAIN_BINARY PROJECT_DIR SOURCE_URL
+Usage: python workflows.py SCHEMABRAIN_BINARY PROJECT_DIR SOURCE_URL WRITABLE_SOURCE_URL
+(the provider toolset runs on the writable copy, with `--allow-writes scratch`).
 Prints one JSON line per mode and `ALL OK` at the end; exits 1 on any failure.
 """
 
@@ -15,7 +16,7 @@ import sys
 import jsonschema
 from mcp import Client, StdioServerParameters
 
-BINARY, PROJECT, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
+BINARY, PROJECT, SOURCE, WRITABLE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 MODES = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28", "auto": "2026-07-28"}
 
 
@@ -118,14 +119,17 @@ async def run(mode):
     return {"mode": mode, "protocol": MODES[mode], "tools": 12, "calls": calls}
 
 
-PROVIDER_TOOLS = {"list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql", "sample_table", "get_stats", "profile_table", "detect_pii"}
+PROVIDER_TOOLS = {
+    "list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql", "sample_table", "get_stats", "profile_table", "detect_pii",
+    "preview_masked", "materialize_sql", "create_view",
+}
 
 
 async def run_provider(mode):
-    """`serve --toolsets all`: the provider tools, resources, prompts and completion."""
+    """`serve --toolsets all --allow-writes scratch`: the provider tools (writes included), resources, prompts and completion."""
     from mcp.types import PromptReference
 
-    params = StdioServerParameters(command=BINARY, args=["serve", "--project", PROJECT, "--source", SOURCE, "--toolsets", "all"])
+    params = StdioServerParameters(command=BINARY, args=["serve", "--project", PROJECT, "--source", WRITABLE, "--toolsets", "all", "--allow-writes", "scratch"])
     calls = 0
     async with Client(params, mode=mode) as c:
         check(str(c.protocol_version) == MODES[mode], f"{mode}: negotiated {c.protocol_version}")
@@ -167,6 +171,23 @@ async def run_provider(mode):
         check(env["error"]["kind"] == "pii_blocked", env["error"]["kind"])
         env = await call("query_sql", {"sql": sql, "page_token": "forged.00"}, ("error",))
         check(env["error"]["code"] == "INVALID_INPUT", env["error"]["code"])
+        # A period through the table's time dimension.
+        env = await call("query_sql", {"sql": "SELECT count(*) FROM main.orders", "time_range": {"start": "2024-03-01", "end": "2024-04-01"}}, ok)
+        check(env["data"]["time_range"]["restricted"] == [{"table": "main.orders", "column": "ordered_at"}], f"time_range {env['data'].get('time_range')}")
+        env = await call("preview_masked", {"qualified_name": "main.customers", "rows": 3}, ok)
+        check(len(env["data"]["rows"]) == 3 and env["data"]["policy_applied"]["withheld"], "preview withholds the unmasked PII")
+        # Writes, marked destructive, only into the allowed schema.
+        for name in ("materialize_sql", "create_view"):
+            a = by_name[name].annotations
+            check(a.read_only_hint is False and a.destructive_hint is True, f"{name}: destructive annotation")
+        table = f"by_status_{mode.replace('-', '_')}"
+        env = await call("materialize_sql", {"sql": "SELECT status, count(*) AS n FROM main.orders GROUP BY status", "table": table}, ok)
+        check(env["data"]["qualified_name"] == f"scratch.{table}", env["data"]["qualified_name"])
+        env = await call("query_sql", {"sql": f"SELECT sum(n) FROM scratch.{table}"}, ok)
+        check(int(env["data"]["rows"][0][0]) == 120000, f"materialized {env['data']['rows']}")
+        await call("create_view", {"sql": "SELECT segment, count(*) AS n FROM main.customers GROUP BY segment", "view": f"segments_{mode.replace('-', '_')}"}, ok)
+        env = await call("materialize_sql", {"sql": "SELECT 1 AS x", "table": "main.evil"}, ("refused",))
+        check(env["error"]["kind"] == "policy_blocked", env["error"]["kind"])
 
         resources = (await c.list_resources()).resources
         check({str(r.uri) for r in resources} == {"res://catalogs", "res://capabilities"}, f"resources {resources}")
