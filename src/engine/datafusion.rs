@@ -107,7 +107,7 @@ fn new_runtime(source: &str) -> Result<tokio::runtime::Runtime, EngineError> {
         .map_err(|e| EngineError::Connect { source_url: source.to_string(), message: format!("cannot start the async runtime: {e}") })
 }
 
-fn new_context() -> SessionContext {
+pub(crate) fn new_context() -> SessionContext {
     let mut config = SessionConfig::new()
         .with_default_catalog_and_schema(CATALOG, SCHEMA)
         .with_create_default_catalog_and_schema(true)
@@ -157,7 +157,7 @@ impl PhysicalOptimizerRule for YieldBetweenBatches {
 
 /// Statements are queries only: no DDL, no DML (`INSERT`, `COPY … TO`
 /// would write files), no `SET`.
-fn read_only() -> SQLOptions {
+pub(crate) fn read_only() -> SQLOptions {
     SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false)
 }
 
@@ -227,11 +227,7 @@ impl DataFusionEngine {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let schema = Arc::new(Schema::new(fields));
-            let table = MemTable::try_new(schema, vec![vec![]]).map_err(df_err)?;
-            ensure_schema(&ctx, &e.table.schema)?;
-            let reference = datafusion::sql::TableReference::partial(e.table.schema.as_str(), e.table.table.as_str());
-            ctx.register_table(reference, Arc::new(table)).map_err(df_err)?;
+            register_empty(&ctx, &e.table.schema, &e.table.table, fields)?;
         }
         Ok(DataFusionEngine { rt: Some(rt), ctx, format: None, source })
     }
@@ -271,6 +267,16 @@ impl Drop for DataFusionEngine {
             rt.shutdown_background();
         }
     }
+}
+
+/// Registers an empty table `schema.table` with `fields` (its schema too,
+/// unless it is there).
+pub(crate) fn register_empty(ctx: &SessionContext, schema: &str, table: &str, fields: Vec<Field>) -> Result<(), EngineError> {
+    let empty = MemTable::try_new(Arc::new(Schema::new(fields)), vec![vec![]]).map_err(df_err)?;
+    ensure_schema(ctx, schema)?;
+    let reference = datafusion::sql::TableReference::partial(schema, table);
+    ctx.register_table(reference, Arc::new(empty)).map_err(df_err)?;
+    Ok(())
 }
 
 /// Registers schema `name` in the default catalog unless it is there.

@@ -20,6 +20,7 @@ mod mysql;
 mod pool;
 mod postgres;
 mod runtime;
+pub mod substrait;
 
 use std::path::Path;
 use std::time::Duration;
