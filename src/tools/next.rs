@@ -81,20 +81,21 @@ fn answered(tool: &str, args: &Json, env: &Envelope) -> NextAction {
             };
             Some(choose("query_sql", json!({"sql": sql, "dry_run": true}), "Write one SELECT for the question over what this showed (PII columns may only be counted); check it with dry_run first."))
         }
-        "query_sql" => Some(match data.get("page_token").and_then(Json::as_str) {
+        // A plan pages and runs as the SQL it became: the same call again.
+        "query_sql" | "query_plan" => Some(match data.get("page_token").and_then(Json::as_str) {
             Some(t) => {
                 let mut more = args.clone();
                 if let Some(m) = more.as_object_mut() {
                     m.insert("page_token".into(), json!(t));
                 }
-                NextAction::call("query_sql", more, "More rows: call again with this page_token and the same sql, or answer from the rows so far if they suffice.", false)
+                NextAction::call(tool, more, "More rows: call again with this page_token and the same statement, or answer from the rows so far if they suffice.", false)
             }
             None if data.get("valid").is_some() => {
                 let mut run = args.clone();
                 if let Some(m) = run.as_object_mut() {
                     m.remove("dry_run");
                 }
-                NextAction::call("query_sql", run, "The statement passed every check: run it.", false)
+                NextAction::call(tool, run, "The statement passed every check: run it.", false)
             }
             None => NextAction::instruct("Answer from data.rows (columns in data.columns); these are all the rows. Say the number came from free SQL, not a governed metric.", None, false),
         }),

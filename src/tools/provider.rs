@@ -46,9 +46,9 @@ pub const MAX_PAGE_BYTES: usize = 60 * 1024;
 pub const WRITE_TOOLS: [&str; 2] = ["create_view", "materialize_sql"];
 
 /// Names of the provider tools.
-pub const PROVIDER_TOOLS: [&str; 12] = [
+pub const PROVIDER_TOOLS: [&str; 13] = [
     "create_view", "detect_pii", "explain_sql", "get_stats", "get_table_schema", "list_schemas", "list_tables", "materialize_sql", "preview_masked",
-    "profile_table", "query_sql", "sample_table",
+    "profile_table", "query_plan", "query_sql", "sample_table",
 ];
 
 /// Arguments of `list_tables`.
@@ -95,6 +95,29 @@ pub struct ExplainSqlArgs {
     /// The SQL dialect; defaults to the source's own and must equal it.
     #[serde(default)]
     pub dialect: Option<String>,
+}
+
+/// Arguments of `query_plan`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryPlanArgs {
+    /// A Substrait plan in its protobuf JSON form, `{"relations": [{"root": {"input": {...}, "names": [...]}}], "extensions": [...]}`,
+    /// reading catalog tables by `namedTable` names (`[schema, table]`). It runs as the SQL it stands for, checked as query_sql checks SQL.
+    #[schemars(with = "serde_json::Map<String, Json>")]
+    pub substrait: Json,
+    /// Rows per page, 1..1000; default 100. A page also stops at 60 KiB of rows.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub page_size: Option<u32>,
+    /// The `page_token` of the previous page, with the same plan, for the next page.
+    #[serde(default)]
+    pub page_token: Option<String>,
+    /// Only rows of this period, as in query_sql.
+    #[serde(default)]
+    pub time_range: Option<TimeRange>,
+    /// Translate and check the plan without running it (the answer shows its SQL).
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// What a provider call runs against.
@@ -163,6 +186,7 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
         "get_table_schema" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::physical::describe_table(ctx.project, &a.qualified_name)),
         "query_sql" => super::with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
         "explain_sql" => super::with_args(tool, args, |a: ExplainSqlArgs| explain_sql(ctx, &a)),
+        "query_plan" => super::with_args(tool, args, |a: QueryPlanArgs| query_plan(ctx, &a)),
         "sample_table" => super::with_args(tool, args, |a: super::inspect::SampleArgs| super::inspect::sample_table(ctx, &a)),
         "get_stats" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::get_stats(ctx, &a)),
         "profile_table" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::profile_table(ctx, &a)),
@@ -618,6 +642,30 @@ fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64
     }
     let env = if delivered == 0 { Envelope::empty(Some(data)) } else { Envelope::success(data) };
     env.with_follow_up_hints(if has_more { &["query_sql"] } else { &["list_metrics"] })
+}
+
+/// A Substrait plan, run as the SQL it stands for: DataFusion's consumer
+/// reads it over empty tables shaped like the catalog and its unparser
+/// writes it in the source's dialect (`engine::substrait`); that SQL then
+/// goes through query_sql whole (guard, columns and PII, masking, time
+/// range, paging), so a plan is no side door either.
+pub fn query_plan(ctx: &ProviderContext<'_>, args: &QueryPlanArgs) -> Envelope {
+    let catalog = match super::physical::catalog_of(ctx.project) {
+        Ok(c) => c,
+        Err(e) => return Envelope::error(e),
+    };
+    let dialect = ctx.engine.map(|e| e.dialect().name).unwrap_or("duckdb");
+    let sql = match crate::engine::substrait::plan_to_sql(&args.substrait, catalog, dialect) {
+        Ok(sql) => sql,
+        Err(e) => {
+            let recovery = Recovery::call("list_tables", json!({}));
+            return Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.to_string(), recovery));
+        }
+    };
+    let as_sql = QuerySqlArgs { sql, dialect: None, page_size: args.page_size, page_token: args.page_token.clone(), time_range: args.time_range.clone(), dry_run: args.dry_run };
+    query_sql(ctx, &as_sql).map_data_object(|data| {
+        data.insert("from".into(), json!("substrait"));
+    })
 }
 
 /// The statement with this page's LIMIT/OFFSET, ordered by its own ORDER BY

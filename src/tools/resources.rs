@@ -147,7 +147,7 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
         "masking": {"policy_id": super::provider::POLICY_ID, "methods": crate::model::MaskMethod::ALL, "rules": ctx.project.model.pii_policy.masking.len(), "applies_to": ["query_sql", "materialize_sql", "preview_masked"], "not": "get_metric, which refuses PII as before"},
         "writes": {"allowed_schema": ctx.allow_writes, "tools": if ctx.allow_writes.is_some() { json!(["materialize_sql", "create_view"]) } else { json!([]) }},
         "time_range": "query_sql, sample_table, preview_masked, get_stats and profile_table, through the table's time dimension",
-        "not_supported": ["query_plan (Substrait)"],
+        "query_plan": {"available": ctx.engine.is_some(), "input": "a Substrait plan (protobuf JSON), translated by DataFusion to the source's SQL, then run as query_sql runs SQL", "reads": "namedTable of catalog tables and virtual tables; no files"},
     })
 }
 

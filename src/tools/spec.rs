@@ -138,7 +138,7 @@ fn data_schema(tool: &str) -> Json {
         "get_metric" => object(&[("columns", "array"), ("dialect", "string")]),
         "list_schemas" | "list_tables" => object(&[("items", "array"), ("count", "integer")]),
         "get_table_schema" => object(&[("qualified_name", "string"), ("columns", "array")]),
-        "query_sql" => object(&[("sql", "string"), ("dialect", "string")]),
+        "query_sql" | "query_plan" => object(&[("sql", "string"), ("dialect", "string")]),
         "explain_sql" => object(&[("sql", "string"), ("plan", "array")]),
         "sample_table" => object(&[("qualified_name", "string"), ("columns", "array"), ("rows", "array"), ("masked_columns", "array")]),
         "get_stats" | "profile_table" => object(&[("qualified_name", "string"), ("row_count", "integer"), ("columns", "array")]),
@@ -430,6 +430,19 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             side_effects: SideEffects::Read,
             formats: false,
             schema: schema_of::<super::provider::ExplainSqlArgs>,
+        },
+        ToolSpec {
+            name: "query_plan",
+            title: "Run a Substrait plan",
+            description: "Use this when you hold a query as a Substrait plan (protobuf JSON) rather than SQL: it is translated to the source's SQL through DataFusion, then checked, masked, paged and run exactly as query_sql runs SQL; the answer shows the SQL it became. \
+                Use query_sql instead when you can write the SELECT yourself. \
+                Compositions: list_tables → query_plan (dry_run) → query_plan.",
+            tokens_estimate: 1500,
+            latency_hint: "moderate",
+            idempotent: true,
+            side_effects: SideEffects::Read,
+            formats: false,
+            schema: schema_of::<super::provider::QueryPlanArgs>,
         },
         ToolSpec {
             name: "sample_table",

@@ -121,7 +121,7 @@ async def run(mode):
 
 PROVIDER_TOOLS = {
     "list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql", "sample_table", "get_stats", "profile_table", "detect_pii",
-    "preview_masked", "materialize_sql", "create_view",
+    "preview_masked", "materialize_sql", "create_view", "query_plan",
 }
 
 
