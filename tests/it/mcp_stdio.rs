@@ -170,6 +170,10 @@ fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
     // The provider toolset writes (--allow-writes scratch) into a copy of its own.
     let writable = project.join("writable.duckdb");
     std::fs::copy(common::demo_warehouse(), &writable).unwrap();
+    // query_plan's input: the Substrait plan of a SELECT, from DataFusion's producer.
+    let catalog = common::demo_project_with_catalog().catalog.clone().unwrap();
+    let plan = schemabrain::engine::substrait::sql_to_plan("SELECT status, count(*) AS n FROM main.orders GROUP BY status ORDER BY status", &catalog).unwrap();
+    std::fs::write(project.join("plan.json"), serde_json::to_string(&plan).unwrap()).unwrap();
     let (ok, stdout, stderr) = run_bounded(
         Command::new(&python)
             .arg(common::repo("tests/mcp_client/workflows.py"))

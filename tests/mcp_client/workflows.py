@@ -174,6 +174,11 @@ async def run_provider(mode):
         # A period through the table's time dimension.
         env = await call("query_sql", {"sql": "SELECT count(*) FROM main.orders", "time_range": {"start": "2024-03-01", "end": "2024-04-01"}}, ok)
         check(env["data"]["time_range"]["restricted"] == [{"table": "main.orders", "column": "ordered_at"}], f"time_range {env['data'].get('time_range')}")
+        # A Substrait plan (written by the Rust test with DataFusion's producer) runs as its SQL.
+        with open(f"{PROJECT}/plan.json") as f:
+            plan = json.load(f)
+        env = await call("query_plan", {"substrait": plan}, ok)
+        check(env["data"]["from"] == "substrait" and sum(int(r[1]) for r in env["data"]["rows"]) == 120000, f"query_plan {env['data'].get('rows')}")
         env = await call("preview_masked", {"qualified_name": "main.customers", "rows": 3}, ok)
         check(len(env["data"]["rows"]) == 3 and env["data"]["policy_applied"]["withheld"], "preview withholds the unmasked PII")
         # Writes, marked destructive, only into the allowed schema.
