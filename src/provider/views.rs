@@ -61,6 +61,11 @@ pub fn mask_sql(method: MaskMethod, column: &str, dialect: &str, salt: &str) -> 
     format!("CASE WHEN {column} IS NULL THEN NULL ELSE {shown} END")
 }
 
+/// A select item showing `column` (quoted) through `method`, under its own name.
+pub fn masked_item(method: MaskMethod, column: &str, dialect: &str, salt: &str) -> String {
+    format!("{} AS {column}", mask_sql(method, column, dialect, salt))
+}
+
 /// Rewrites every read of a table in `views` (keyed by catalog key,
 /// `schema.table`) into its view.
 pub fn read_through(statement: &mut Statement, catalog: &Catalog, views: &BTreeMap<String, TableView>, dialect: &str) -> Result<(), Refusal> {

@@ -143,6 +143,18 @@ impl Table<'_> {
         Ok(())
     }
 
+    /// The first `n` rows of `items` (SQL select items), ordered by the
+    /// primary key so they are the same on every call; none without items.
+    fn first_rows(&self, ctx: &ProviderContext<'_>, items: &[String], n: usize) -> Result<Vec<Json>, ToolError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = self.info.primary_key.iter().map(|k| self.ident(k)).collect();
+        let order = if keys.is_empty() { String::new() } else { format!(" ORDER BY {}", keys.join(", ")) };
+        let r = self.run(ctx, format!("SELECT {} FROM {}{order} LIMIT {n}", items.join(", "), self.from()), n)?;
+        Ok(r.rows.into_iter().map(Json::from).collect())
+    }
+
     fn run(&self, ctx: &ProviderContext<'_>, sql: String, max_rows: usize) -> Result<ResultSet, ToolError> {
         let compiled = CompiledSql { sql, params: Vec::new(), dialect: self.engine.dialect().name };
         self.engine.execute(&compiled, Limits { max_rows, timeout: ctx.limits.timeout }, &ctx.cancel).map_err(engine_error)
@@ -293,16 +305,10 @@ pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
         .filter(|c| c.pii())
         .map(|c| json!({"name": c.shown, "pii_categories": c.decision.shown_categories(), "blocked": c.blocked()}))
         .collect();
-    let rows: Vec<Json> = if shown.is_empty() {
-        Vec::new()
-    } else {
-        let list: Vec<String> = shown.iter().map(|c| t.ident(&c.info.name)).collect();
-        // The primary key orders the sample, so it is the same on every call.
-        let order = if t.info.primary_key.is_empty() { String::new() } else { format!(" ORDER BY {}", t.info.primary_key.iter().map(|k| t.ident(k)).collect::<Vec<_>>().join(", ")) };
-        match t.run(ctx, format!("SELECT {} FROM {}{order} LIMIT {n}", list.join(", "), t.from()), n) {
-            Ok(r) => r.rows.into_iter().map(Json::from).collect(),
-            Err(e) => return failed(e),
-        }
+    let list: Vec<String> = shown.iter().map(|c| t.ident(&c.info.name)).collect();
+    let rows = match t.first_rows(ctx, &list, n) {
+        Ok(rows) => rows,
+        Err(e) => return failed(e),
     };
     let columns: Vec<Json> = shown.iter().map(|c| json!({"name": c.info.name, "type": c.info.data_type})).collect();
     Envelope::success(json!({
@@ -475,22 +481,16 @@ pub fn preview_masked(ctx: &ProviderContext<'_>, args: &PreviewMaskedArgs) -> En
                 columns.push(json!({"name": c.info.name, "type": c.info.data_type, "masking": null}));
             }
             (true, Some(m)) => {
-                items.push(format!("{} AS {ident}", crate::provider::views::mask_sql(m, &ident, dialect, &salt)));
+                items.push(crate::provider::views::masked_item(m, &ident, dialect, &salt));
                 columns.push(json!({"name": c.shown, "type": "text", "masking": m.as_str()}));
                 masked.push(json!({"column": c.shown, "method": m.as_str(), "pii_categories": c.decision.shown_categories()}));
             }
             (true, None) => withheld.push(json!({"name": c.shown, "pii_categories": c.decision.shown_categories(), "blocked": c.blocked()})),
         }
     }
-    let rows: Vec<Json> = if items.is_empty() {
-        Vec::new()
-    } else {
-        // The primary key orders the preview, so it is the same on every call.
-        let order = if t.info.primary_key.is_empty() { String::new() } else { format!(" ORDER BY {}", t.info.primary_key.iter().map(|k| t.ident(k)).collect::<Vec<_>>().join(", ")) };
-        match t.run(ctx, format!("SELECT {} FROM {}{order} LIMIT {n}", items.join(", "), t.from()), n) {
-            Ok(r) => r.rows.into_iter().map(Json::from).collect(),
-            Err(e) => return failed(e),
-        }
+    let rows = match t.first_rows(ctx, &items, n) {
+        Ok(rows) => rows,
+        Err(e) => return failed(e),
     };
     Envelope::success(json!({
         "qualified_name": format!("{}.{}", t.info.schema, t.info.name),

@@ -280,6 +280,13 @@ struct Checked {
     masked: BTreeMap<String, Vec<columns::Masked>>,
 }
 
+impl Checked {
+    /// The masked columns of the tables read, table by table.
+    fn masks(&self) -> impl Iterator<Item = &columns::Masked> {
+        self.tables.iter().flat_map(|t| self.masked.get(t).into_iter().flatten())
+    }
+}
+
 /// A checked statement as it runs: each masked or time-restricted table
 /// read through its view (`provider::views`).
 struct Viewed {
@@ -321,7 +328,7 @@ fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> 
             .columns
             .iter()
             .map(|col| match masks.iter().find(|m| m.column == col.name) {
-                Some(m) => format!("{} AS {}", views::mask_sql(m.method, &quote(&col.name), dialect.name, &salt), quote(&col.name)),
+                Some(m) => views::masked_item(m.method, &quote(&col.name), dialect.name, &salt),
                 None => quote(&col.name),
             })
             .collect();
@@ -333,9 +340,7 @@ fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> 
         json!({"start": r.start, "end": r.end, "restricted": restricted, "unrestricted": whole})
     });
     let masked: Vec<Json> = c
-        .tables
-        .iter()
-        .flat_map(|t| c.masked.get(t).into_iter().flatten())
+        .masks()
         .map(|m| json!({"column": m.shown, "method": m.method.as_str()}))
         .collect();
     let policy_applied = (!masked.is_empty()).then(|| json!({"policy_id": POLICY_ID, "masked": masked}));
@@ -451,7 +456,7 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
         Ok(v) => v,
         Err(e) => return e,
     };
-    let hashed = c.tables.iter().flat_map(|t| c.masked.get(t).into_iter().flatten()).find(|m| m.method == crate::model::MaskMethod::Hash);
+    let hashed = c.masks().find(|m| m.method == crate::model::MaskMethod::Hash);
     if let (true, Some(m)) = (view, hashed) {
         return blocked(format!(
             "{} is masked by hash, whose salt is this server's secret; a view reading its table would store the salt in its definition, where whoever reads the view's schema could read it. Store the rows with materialize_sql instead",
