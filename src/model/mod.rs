@@ -1128,11 +1128,25 @@ impl PiiPolicy {
     /// Postgres) keeps its reviewed tags instead of silently falling back
     /// to the name classifier.
     fn lookup<'a, V>(tags: &'a BTreeMap<String, V>, table: &TableRef, column: &str) -> Option<&'a V> {
-        if let Some(t) = tags.get(&format!("{}.{}.{}", table.schema, table.table, column)) {
+        // Asked for every column of every request: no key is built when
+        // there are no entries, and the table's own entries are found by
+        // range rather than by reading every key.
+        if tags.is_empty() {
+            return None;
+        }
+        let mut key = String::with_capacity(table.schema.len() + table.table.len() + column.len() + 2);
+        key.push_str(&table.schema);
+        key.push('.');
+        key.push_str(&table.table);
+        key.push('.');
+        let own_prefix_len = key.len();
+        key.push_str(column);
+        if let Some(t) = tags.get(&key) {
             return Some(t);
         }
-        let own_prefix = format!("{}.{}.", table.schema, table.table);
-        if tags.keys().any(|k| k.starts_with(&own_prefix)) {
+        let own_prefix = &key[..own_prefix_len];
+        let first_from_own = tags.range::<str, _>((std::ops::Bound::Included(own_prefix), std::ops::Bound::Unbounded)).next();
+        if first_from_own.is_some_and(|(k, _)| k.starts_with(own_prefix)) {
             return None;
         }
         let mut found = tags.iter().filter(|(k, _)| {

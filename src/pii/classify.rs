@@ -137,7 +137,29 @@ fn contains_seq(words: &[String], seq: &[&str]) -> bool {
 
 /// The categories a column name suggests, in taxonomy order; empty when the
 /// name says nothing sensitive.
+///
+/// Every request asks this of every column it reads, and the answer depends
+/// on the name alone: each name is classified once per process (the map is
+/// bounded: past `MAX_REMEMBERED` names it starts over).
 pub fn classify_name(name: &str) -> Vec<&'static str> {
+    use std::collections::HashMap;
+    use std::sync::{OnceLock, RwLock};
+    const MAX_REMEMBERED: usize = 65_536;
+    static SEEN: OnceLock<RwLock<HashMap<String, Vec<&'static str>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some(categories) = seen.read().unwrap_or_else(|p| p.into_inner()).get(name) {
+        return categories.clone();
+    }
+    let categories = classify_words(name);
+    let mut seen = seen.write().unwrap_or_else(|p| p.into_inner());
+    if seen.len() >= MAX_REMEMBERED {
+        seen.clear();
+    }
+    seen.insert(name.to_string(), categories.clone());
+    categories
+}
+
+fn classify_words(name: &str) -> Vec<&'static str> {
     let w = words(name);
     let mut out: Vec<&'static str> = Vec::new();
     for rule in RULES {

@@ -40,6 +40,12 @@ fn templates() -> &'static Templates {
             unreachable!("template projects a function")
         };
         let function = function.clone();
+        // Kept blank: `query` clones it for every SELECT it builds.
+        let mut query = *query;
+        if let SetExpr::Select(select) = query.body.as_mut() {
+            select.projection.clear();
+            select.from.clear();
+        }
         let with_stmt = Parser::parse_sql(&GenericDialect {}, "WITH c AS (SELECT 1) SELECT 1").expect("template parses").remove(0);
         let Statement::Query(with_query) = with_stmt else { unreachable!("template is a query") };
         let with = with_query.with.clone().expect("template has a WITH");
@@ -47,7 +53,7 @@ fn templates() -> &'static Templates {
             .try_with_sql("CASE WHEN a THEN 1 END")
             .and_then(|mut p| p.parse_expr())
             .expect("template parses");
-        Templates { query: *query, table, function, with, case }
+        Templates { query, table, function, with, case }
     })
 }
 
@@ -100,22 +106,13 @@ pub fn named_type(name: &str) -> DataType {
 /// for every dialect; `x` is an AST, so nothing from a request is ever
 /// parsed here.
 pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr) -> Expr {
-    type Cache = RwLock<HashMap<(&'static str, String), Expr>>;
-    static PARSED: OnceLock<Cache> = OnceLock::new();
-    let cache = PARSED.get_or_init(Default::default);
-    let key = (dialect.name, template.to_string());
-    let cached = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
-    let mut e = match cached {
-        Some(e) => e,
-        None => {
-            let parsed = Parser::new(dialect.parser_dialect())
-                .try_with_sql(template)
-                .and_then(|mut p| p.parse_expr())
-                .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
-            cache.write().unwrap_or_else(|p| p.into_inner()).insert(key, parsed.clone());
-            parsed
-        }
-    };
+    let mut e = cached_parse(template, dialect, |text| {
+        Parser::new(dialect.parser_dialect())
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
     let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
         if matches!(node, Expr::Identifier(id) if id.value == "sb_x") {
             *node = x.clone();
@@ -125,15 +122,40 @@ pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr)
     e
 }
 
+/// Parsed expressions by dialect and text: our templates, and the model's
+/// computed columns (`parse_expression`), each parsed once rather than on
+/// every request (parsing cost more than the rest of a compile). Bounded:
+/// past `MAX_PARSED` texts per dialect (a server whose model is reloaded
+/// many times) the map starts over.
+fn cached_parse(text: &str, dialect: &'static super::Dialect, parse: impl FnOnce(&str) -> Result<Expr, String>) -> Result<Expr, String> {
+    const MAX_PARSED: usize = 4096;
+    type Cache = RwLock<HashMap<&'static str, HashMap<String, Expr>>>;
+    static PARSED: OnceLock<Cache> = OnceLock::new();
+    let cache = PARSED.get_or_init(Default::default);
+    if let Some(e) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
+        return Ok(e.clone());
+    }
+    let parsed = parse(text)?;
+    let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
+    let texts = cache.entry(dialect.name).or_default();
+    if texts.len() >= MAX_PARSED {
+        texts.clear();
+    }
+    texts.insert(text.to_string(), parsed.clone());
+    Ok(parsed)
+}
+
 /// Parses one whole expression written for `dialect` (a computed column's,
 /// from the model); the error says why it is not one.
 pub fn parse_expression(sql: &str, dialect: &'static super::Dialect) -> Result<Expr, String> {
-    let mut parser = Parser::new(dialect.parser_dialect()).try_with_sql(sql).map_err(|e| e.to_string())?;
-    let e = parser.parse_expr().map_err(|e| e.to_string())?;
-    match parser.peek_token().token {
-        sqlparser::tokenizer::Token::EOF => Ok(e),
-        other => Err(format!("unexpected `{other}` after the expression")),
-    }
+    cached_parse(sql, dialect, |sql| {
+        let mut parser = Parser::new(dialect.parser_dialect()).try_with_sql(sql).map_err(|e| e.to_string())?;
+        let e = parser.parse_expr().map_err(|e| e.to_string())?;
+        match parser.peek_token().token {
+            sqlparser::tokenizer::Token::EOF => Ok(e),
+            other => Err(format!("unexpected `{other}` after the expression")),
+        }
+    })
 }
 
 /// `(SELECT t.*, e1 AS c1, … FROM schema.table AS t) AS alias`: a table
