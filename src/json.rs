@@ -19,3 +19,14 @@ pub fn set_in(v: &mut Json, path: &str, key: &str, value: Json) {
         set(inner, key, value);
     }
 }
+
+/// An object of `pairs`, the values moved in. `json!` copies every value it
+/// is given through serde (a list of built objects is serialised again),
+/// which costs a compile more than building the list did.
+pub fn object<const N: usize>(pairs: [(&str, Json); N]) -> Json {
+    let mut map = serde_json::Map::with_capacity(N);
+    for (key, value) in pairs {
+        map.insert(key.to_string(), value);
+    }
+    Json::Object(map)
+}

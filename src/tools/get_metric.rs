@@ -396,23 +396,30 @@ fn answer(
 ) -> Envelope {
     let columns = output_columns(project, plan, result.as_ref());
     let time_resolution = plan.components.first().and_then(|c| c.time_resolution).map(|t| t.as_str());
-    let mut data = json!({
-        "columns": columns,
-        "sql": compiled.sql,
-        "dialect": compiled.dialect,
-        "params": compiled.params.iter().map(ir::Value::to_json).collect::<Vec<_>>(),
-        "joins": plan.components.iter().flat_map(|p| p.joins.iter().map(|j| json!({
-            "metric": p.metric,
-            "name": j.join,
-            "from": j.from_alias,
-            "to": j.to.alias,
-            "cardinality": j.cardinality.as_str(),
-            "fans_out": j.fans_out(),
-            "valid_between": j.versions.as_ref().map(|v| json!({"from": v.from, "to": v.to, "time": format!("{}.{}", j.from_alias, v.time)})),
-        }))).collect::<Vec<_>>(),
-        "time_dimension_resolution": time_resolution,
-        "notes": notes,
-    });
+    let joins = plan.components.iter().flat_map(|p| p.joins.iter().map(|j| {
+        let valid_between = j.versions.as_ref().map_or(Json::Null, |v| {
+            crate::json::object([("from", v.from.clone().into()), ("to", v.to.clone().into()), ("time", format!("{}.{}", j.from_alias, v.time).into())])
+        });
+        crate::json::object([
+            ("metric", p.metric.clone().into()),
+            ("name", j.join.clone().into()),
+            ("from", j.from_alias.clone().into()),
+            ("to", j.to.alias.clone().into()),
+            ("cardinality", j.cardinality.as_str().into()),
+            ("fans_out", j.fans_out().into()),
+            ("valid_between", valid_between),
+        ])
+    }));
+    // Built by moving values in: `json!` would serialise every list again.
+    let mut data = crate::json::object([
+        ("columns", Json::Array(columns)),
+        ("sql", compiled.sql.clone().into()),
+        ("dialect", compiled.dialect.into()),
+        ("params", Json::Array(compiled.params.iter().map(ir::Value::to_json).collect())),
+        ("joins", Json::Array(joins.collect())),
+        ("time_dimension_resolution", time_resolution.map_or(Json::Null, Json::from)),
+        ("notes", Json::Array(notes.into_iter().map(Json::String).collect())),
+    ]);
     if let Json::Object(m) = &mut data {
         for (k, v) in extra {
             m.insert(k.to_string(), v);

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use crate::envelope::{Confidence, InferenceMethod, Provenance, ProvenanceSource, ValidationState};
 use crate::model::{DefinitionOrigin, Provenance as ModelProvenance, SemanticModel};
@@ -64,14 +64,14 @@ impl Used {
     }
 
     pub fn to_json(&self) -> Json {
-        json!({
-            "kind": self.kind,
-            "name": self.name,
-            "origin": self.origin.as_str(),
-            "inference_method": self.inference_method,
-            "validation_state": self.validation_state,
-            "confidence": self.confidence,
-        })
+        crate::json::object([
+            ("kind", self.kind.into()),
+            ("name", self.name.clone().into()),
+            ("origin", self.origin.as_str().into()),
+            ("inference_method", self.inference_method.clone().into()),
+            ("validation_state", self.validation_state.clone().into()),
+            ("confidence", serde_json::to_value(self.confidence).unwrap_or(Json::Null)),
+        ])
     }
 
     /// The charter's provenance block for this definition.
