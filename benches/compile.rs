@@ -8,7 +8,7 @@
 //! printed as JSON beside criterion's figures.
 //! Run with `cargo bench`; figures and method go in docs/performance.md.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 // The binary's allocator, so these figures are the binary's (src/main.rs).
 #[global_allocator]

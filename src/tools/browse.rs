@@ -181,17 +181,18 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         .filter(|j| j.source_entity == e.name || j.target_entity == e.name)
         .map(|j| j.name.as_str())
         .collect();
-    Envelope::success(json!({
-        "name": e.name,
-        "description": e.description,
-        "qualified_table": e.table.to_string(),
-        "identity": identity,
-        "origin": e.origin.as_str(),
-        "columns": columns,
-        "metrics": metrics,
-        "joins": joins,
-        "reachable_entities": reachable,
-    }))
+    // Built by moving the lists in: `json!` would serialise them again.
+    Envelope::success(crate::json::object([
+        ("name", e.name.clone().into()),
+        ("description", e.description.clone().map_or(Json::Null, Json::String)),
+        ("qualified_table", e.table.to_string().into()),
+        ("identity", identity.into()),
+        ("origin", e.origin.as_str().into()),
+        ("columns", Json::Array(columns)),
+        ("metrics", metrics.into()),
+        ("joins", joins.into()),
+        ("reachable_entities", Json::Array(reachable)),
+    ]))
     .with_confidence(Confidence::High)
     .with_follow_up_hints(&["get_metric", "resolve_join"])
 }

@@ -5,6 +5,11 @@
 // A failing unwrap in a test is a failing test (the crate denies them elsewhere).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The binary's allocator (src/main.rs): the in-process servers and the
+// load tests run as the shipped binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 // Rules about the source itself: no unwrap/expect outside tests.
 mod policy;
