@@ -166,6 +166,14 @@ fn engine_error(e: EngineError) -> ToolError {
 }
 
 /// The table, its columns under the policy, and the engine to read it.
+/// The table, its reads limited to `range` when one is given: what every
+/// tool that reads rows (sample, stats, profile, preview) starts from.
+fn open_in_range<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str, range: Option<&TimeRange>) -> Result<Table<'p>, ToolError> {
+    let mut t = open(ctx, qualified_name)?;
+    t.restrict(ctx.project, range)?;
+    Ok(t)
+}
+
 fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<'p>, ToolError> {
     let info = super::physical::table_arg(ctx.project, qualified_name)?;
     let Some(engine) = ctx.engine else {
@@ -290,13 +298,10 @@ fn ordered_type(data_type: &str) -> bool {
 }
 
 pub fn sample_table(ctx: &ProviderContext<'_>, args: &SampleArgs) -> Envelope {
-    let mut t = match open(ctx, &args.qualified_name) {
+    let t = match open_in_range(ctx, &args.qualified_name, args.time_range.as_ref()) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
-    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
-        return failed(e);
-    }
     let n = args.rows.unwrap_or(10).clamp(1, MAX_SAMPLE_ROWS) as usize;
     let shown: Vec<&Col> = t.columns.iter().filter(|c| !c.pii()).collect();
     let masked: Vec<Json> = t
@@ -368,13 +373,10 @@ fn stats(ctx: &ProviderContext<'_>, t: &Table<'_>) -> Result<(u64, Vec<Json>), T
 }
 
 pub fn get_stats(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelope {
-    let mut t = match open(ctx, &args.qualified_name) {
+    let t = match open_in_range(ctx, &args.qualified_name, args.time_range.as_ref()) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
-    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
-        return failed(e);
-    }
     match stats(ctx, &t) {
         Ok((rows, columns)) => Envelope::success(json!({
             "qualified_name": format!("{}.{}", t.info.schema, t.info.name),
@@ -388,13 +390,10 @@ pub fn get_stats(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelope {
 }
 
 pub fn profile_table(ctx: &ProviderContext<'_>, args: &TableStatsArgs) -> Envelope {
-    let mut t = match open(ctx, &args.qualified_name) {
+    let t = match open_in_range(ctx, &args.qualified_name, args.time_range.as_ref()) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
-    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
-        return failed(e);
-    }
     let (rows, mut columns) = match stats(ctx, &t) {
         Ok(s) => s,
         Err(e) => return failed(e),
@@ -459,13 +458,10 @@ pub fn preview_masked(ctx: &ProviderContext<'_>, args: &PreviewMaskedArgs) -> En
             Recovery::call("preview_masked", json!({"qualified_name": args.qualified_name, "policy_id": policy_id})),
         ));
     }
-    let mut t = match open(ctx, &args.qualified_name) {
+    let t = match open_in_range(ctx, &args.qualified_name, args.time_range.as_ref()) {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
-    if let Err(e) = t.restrict(ctx.project, args.time_range.as_ref()) {
-        return failed(e);
-    }
     let n = args.rows.unwrap_or(10).clamp(1, MAX_PREVIEW_ROWS) as usize;
     let salt = ctx.pager.mask_salt();
     let dialect = t.engine.dialect().name;
