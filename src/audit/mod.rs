@@ -56,20 +56,52 @@ impl Record {
         body.hash = String::new();
         // A record is strings, numbers and a JSON value: it always serializes;
         // were it not to, the error text is hashed on write and verify alike.
-        let canonical = serde_json::to_string(&body).unwrap_or_else(|e| e.to_string());
         let mut h = Sha256::new();
         h.update(self.prev.as_bytes());
-        h.update(canonical.as_bytes());
+        if let Err(e) = serde_json::to_writer(HashWriter(&mut h), &body) {
+            h = Sha256::new();
+            h.update(self.prev.as_bytes());
+            h.update(e.to_string().as_bytes());
+        }
         hex(&h.finalize())
     }
 }
 
+/// Feeds what is written into a hash: JSON hashed as it is serialised,
+/// byte for byte what `to_string` would have given, with no buffer.
+struct HashWriter<'h>(&'h mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
+}
+
+/// The SHA-256 of a JSON value's compact text (what `to_string` gives).
+fn json_sha256_hex(value: &Json) -> String {
+    let mut h = Sha256::new();
+    match serde_json::to_writer(HashWriter(&mut h), value) {
+        Ok(()) => hex(&h.finalize()),
+        Err(_) => sha256_hex(value.to_string().as_bytes()),
+    }
 }
 
 /// The last committed record, as the head file pins it.
@@ -142,7 +174,7 @@ impl AuditLog {
             tool: tool.chars().take(128).collect(),
             status: status.to_string(),
             error_kind: error_kind.map(str::to_string),
-            args_sha256: sha256_hex(args.to_string().as_bytes()),
+            args_sha256: json_sha256_hex(args),
             trace_id: trace_id.chars().take(128).collect(),
             prev: open.prev.clone(),
             hash: String::new(),
@@ -343,4 +375,35 @@ pub fn find(project_dir: &Path, fingerprint: &str) -> std::io::Result<Option<Rec
         .split(|b| *b == b'\n')
         .filter_map(|l| serde_json::from_slice::<Record>(l).ok())
         .find(|r| r.hash == fingerprint))
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    /// Hashing while serialising must give the bytes the log has always
+    /// hashed (the text, then its digest): old logs still verify.
+    #[test]
+    fn streamed_hashes_match_hashing_the_text() {
+        let args = serde_json::json!({"name": "order", "filters": [{"column": "order.status", "value": "é\"\n"}], "limit": 10});
+        assert_eq!(super::json_sha256_hex(&args), super::sha256_hex(args.to_string().as_bytes()));
+        let rec = super::Record {
+            seq: 7,
+            occurred_at: "2026-11-27T02:00:00.000000Z".into(),
+            tool: "describe_entity".into(),
+            status: "success".into(),
+            error_kind: None,
+            args_sha256: super::sha256_hex(b"{}"),
+            trace_id: "abc".into(),
+            prev: "0".repeat(64),
+            hash: "ignored".into(),
+        };
+        let mut body = rec.clone();
+        body.hash = String::new();
+        let mut h = Sha256::new();
+        h.update(rec.prev.as_bytes());
+        h.update(serde_json::to_string(&body).unwrap_or_default().as_bytes());
+        let expected: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(rec.compute_hash(), expected);
+    }
 }

@@ -202,6 +202,18 @@ impl Envelope {
         self.status
     }
 
+    /// The envelope as JSON (what it serialises to), its payload moved in
+    /// rather than copied value by value through a serializer.
+    pub fn into_json(mut self) -> Value {
+        let data = self.data.take();
+        let mut json = serde_json::to_value(&self).unwrap_or(Value::Null);
+        if let (Some(data), Value::Object(fields)) = (data, &mut json) {
+            // Replaces `"data": null` where it stands: the field order is kept.
+            fields.insert("data".to_string(), data);
+        }
+        json
+    }
+
     pub fn data(&self) -> Option<&Value> {
         self.data.as_ref()
     }
@@ -398,5 +410,24 @@ mod trace_id_tests {
         assert!(all.iter().all(|id| id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit())));
         let distinct: std::collections::HashSet<&String> = all.iter().collect();
         assert_eq!(distinct.len(), all.len());
+    }
+}
+
+#[cfg(test)]
+mod into_json_tests {
+    use super::Envelope;
+    use crate::envelope::{FailureKind, Recovery, ToolError};
+
+    /// `into_json` moves the payload in; the JSON must be byte for byte what
+    /// serialising the envelope gives, field order included.
+    #[test]
+    fn into_json_is_the_serialised_envelope() {
+        let success = Envelope::success(serde_json::json!({"b": [1, {"x": null}], "a": "text"})).with_follow_up_hints(&["list_metrics"]);
+        let error = Envelope::error(ToolError::new(FailureKind::MalformedName, "no such metric", Recovery::call("list_metrics", serde_json::json!({}))));
+        for env in [success, error] {
+            let expected = serde_json::to_string(&env).unwrap_or_default();
+            assert!(expected.contains("\"data\""), "{expected}");
+            assert_eq!(serde_json::to_string(&env.into_json()).unwrap_or_default(), expected);
+        }
     }
 }

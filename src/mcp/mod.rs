@@ -93,9 +93,10 @@ fn client_of(context: &RequestContext<RoleServer>) -> String {
 }
 
 /// The envelope as a tool result: structured plus its text mirror.
-pub fn tool_result(env: &Envelope) -> CallToolResult {
-    let value = serde_json::to_value(env).unwrap_or(Json::Null);
-    match env.status() {
+pub fn tool_result(env: Envelope) -> CallToolResult {
+    let status = env.status();
+    let value = env.into_json();
+    match status {
         Status::Error | Status::Refused => CallToolResult::structured_error(value),
         _ => CallToolResult::structured(value),
     }
@@ -245,12 +246,19 @@ impl ServerHandler for SchemaBrainServer {
         let name = request.name.to_string();
         let args = request.arguments.map(Json::Object).unwrap_or(Json::Null);
         let toolsets = self.session.toolsets();
-        if toolsets.find(&name).is_none() {
+        let Some(published) = toolsets.find(&name) else {
             self.session.record_rejected(&name, &args);
             let names: Vec<&str> = toolsets.tools().map(|p| p.spec.name).collect();
             return Err(ErrorData::invalid_params(format!("tool not found: `{}`; tools: {}", crate::ir::echo_name(&name), names.join(", ")), None));
-        }
+        };
         let client = client_of(&context);
+        // Pure tools (model and snapshot only, microseconds, no engine) answer
+        // on the reactor: a hand-off to the blocking pool and back cost more
+        // than the call itself (docs/performance.md, "The MCP server").
+        if published.spec.side_effects == crate::tools::spec::SideEffects::None {
+            let env = self.session.call_as(&client, &name, &args, &Cancel::never());
+            return Ok(tool_result(env).into());
+        }
         let session = self.session.clone();
         let cancel = Cancel::new();
         let in_task = cancel.clone();
@@ -266,6 +274,6 @@ impl ServerHandler for SchemaBrainServer {
             }
         };
         let env = joined.map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?;
-        Ok(tool_result(&env).into())
+        Ok(tool_result(env).into())
     }
 }

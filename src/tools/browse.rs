@@ -141,6 +141,7 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         Err(err) => return Envelope::error(err),
     };
     let listed = crate::pii::decide_listing(&model.pii_policy, &e.table, e.columns.iter().map(|c| c.name.as_str()));
+    let text = |t: Option<&String>| t.map_or(Json::Null, |t| Json::String(t.clone()));
     let columns: Vec<Json> = e
         .columns
         .iter()
@@ -150,15 +151,15 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
             // named for a redacted column (naming the rest would let an agent
             // probe for PII), and catastrophic columns are never named.
             let d = &l.decision;
-            json!({
-                "name": l.shown,
-                "data_type": c.data_type,
-                "nullable": c.nullable,
-                "description": if d.redacted() { None } else { c.description.clone() },
-                "pii_sensitivity": d.tag.sensitivity,
-                "pii_categories": d.shown_categories(),
-                "redacted": d.redacted(),
-            })
+            crate::json::object([
+                ("name", l.shown.clone().into()),
+                ("data_type", text(c.data_type.as_ref())),
+                ("nullable", c.nullable.map_or(Json::Null, Json::Bool)),
+                ("description", if d.redacted() { Json::Null } else { text(c.description.as_ref()) }),
+                ("pii_sensitivity", d.tag.sensitivity.clone().into()),
+                ("pii_categories", d.shown_categories().into()),
+                ("redacted", d.redacted().into()),
+            ])
         })
         .collect();
     let identity: Vec<String> = e
@@ -171,7 +172,7 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
     for other in model.entities.keys().filter(|n| **n != e.name) {
         let paths = graph.shortest_paths(&e.name, other);
         if let Some(p) = paths.first() {
-            reachable.push(json!({"entity": other, "hops": p.len() - 1, "paths": paths.len()}));
+            reachable.push(crate::json::object([("entity", other.clone().into()), ("hops", (p.len() - 1).into()), ("paths", paths.len().into())]));
         }
     }
     let metrics: Vec<&str> = model.metrics.values().filter(|m| m.entity == e.name).map(|m| m.name.as_str()).collect();

@@ -498,7 +498,7 @@ fn output_columns(project: &Project, plan: &RequestPlan, result: Option<&ResultS
         .enumerate()
         .map(|(i, (name, ty, role))| {
             let ty = result.and_then(|r| r.columns.get(i)).map(|c| c.data_type.to_ascii_lowercase()).or(ty);
-            json!({"name": name, "type": ty, "role": role})
+            crate::json::object([("name", name.into()), ("type", ty.map_or(Json::Null, Json::String)), ("role", role.into())])
         })
         .collect()
 }

@@ -37,7 +37,27 @@ pub const CONCISE_HITS: usize = 5;
 /// Tokens of a JSON value, estimated at four characters per token (the usual
 /// rule of thumb for English and JSON with BPE tokenizers).
 pub fn estimate_tokens<T: serde::Serialize + ?Sized>(v: &T) -> usize {
-    serde_json::to_vec(v).map(|s| s.len().div_ceil(4)).unwrap_or(0)
+    serialized_len(v).div_ceil(4)
+}
+
+/// The length of `v`'s compact JSON, counted as it is written: no buffer
+/// (a shaped answer is serialised again right after, by the transport).
+fn serialized_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, v) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }
 
 /// Applies the format and the cap to a tool's answer. An answer cut at all
@@ -48,8 +68,8 @@ pub fn shape(tool: &str, env: Envelope, format: ResponseFormat) -> Envelope {
         if format == ResponseFormat::Concise {
             cut |= concise(tool, data);
         }
-        cut |= cap(data);
-        let tokens = estimate_tokens(&*data);
+        let (capped, tokens) = cap(data);
+        cut |= capped;
         data.insert("token_estimate".into(), tokens.into());
     });
     if cut {
@@ -125,8 +145,14 @@ const BULK: [(&str, &str); 4] = [
 
 /// Brings the payload under [`MAX_TOKENS`]: first the bulky explanatory
 /// parts ([`BULK`]), so the answer itself is kept; then, if still over,
-/// halves the largest top-level list. Returns whether anything was cut.
-fn cap(data: &mut Map<String, Json>) -> bool {
+/// halves the largest top-level list. Returns whether anything was cut, and
+/// the payload's tokens after.
+fn cap(data: &mut Map<String, Json>) -> (bool, usize) {
+    // Most answers are far under the cap: counted once, nothing to cut.
+    let tokens = estimate_tokens(&*data);
+    if tokens <= MAX_TOKENS {
+        return (false, tokens);
+    }
     let mut cut = false;
     let mut dropped: Vec<&str> = Vec::new();
     for (key, what) in BULK {
@@ -160,5 +186,5 @@ fn cap(data: &mut Map<String, Json>) -> bool {
         data.insert("truncated".into(), true.into());
         note(data, &format!("Cut to stay under {MAX_TOKENS} tokens; narrow the request (filters, limit) for the rest."));
     }
-    cut || !dropped.is_empty()
+    (cut || !dropped.is_empty(), estimate_tokens(&*data))
 }

@@ -7,46 +7,39 @@
 //!
 //! Architecture invariant: reads the model and the plan only; no SQL, no IO.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value as Json;
 
 use crate::envelope::{Confidence, InferenceMethod, Provenance, ProvenanceSource, ValidationState};
 use crate::model::{DefinitionOrigin, Provenance as ModelProvenance, SemanticModel};
 use crate::plan::RequestPlan;
 
-/// One definition an answer used, rated.
+/// One definition an answer used, rated; it borrows the model's names (an
+/// answer is built per request, and these were most of its allocations).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Used {
+pub struct Used<'m> {
     pub kind: &'static str,
-    pub name: String,
+    pub name: &'m str,
     pub origin: DefinitionOrigin,
-    pub inference_method: String,
-    pub validation_state: String,
+    pub inference_method: &'m str,
+    pub validation_state: &'m str,
     pub confidence: Confidence,
 }
 
-impl Used {
-    fn new(kind: &'static str, name: &str, origin: DefinitionOrigin, provenance: Option<&ModelProvenance>) -> Self {
-        let method = provenance.and_then(|p| p.inference_method.clone()).unwrap_or_else(|| {
-            match origin {
-                DefinitionOrigin::Manual => "manually_authored",
-                DefinitionOrigin::DbtImport => "dbt_import",
-                // Suggested with no word on how: as weak as a guess.
-                DefinitionOrigin::Suggested => "llm_suggested",
-            }
-            .to_string()
+impl<'m> Used<'m> {
+    fn new(kind: &'static str, name: &'m str, origin: DefinitionOrigin, provenance: Option<&'m ModelProvenance>) -> Self {
+        let method = provenance.and_then(|p| p.inference_method.as_deref()).unwrap_or(match origin {
+            DefinitionOrigin::Manual => "manually_authored",
+            DefinitionOrigin::DbtImport => "dbt_import",
+            // Suggested with no word on how: as weak as a guess.
+            DefinitionOrigin::Suggested => "llm_suggested",
         });
-        let state = provenance.and_then(|p| p.validation_state.clone()).unwrap_or_else(|| {
-            match origin {
-                DefinitionOrigin::Suggested => "draft",
-                _ => "applied",
-            }
-            .to_string()
+        let state = provenance.and_then(|p| p.validation_state.as_deref()).unwrap_or(match origin {
+            DefinitionOrigin::Suggested => "draft",
+            _ => "applied",
         });
         // Methods that read a declared fact rank above guessed or measured ones.
-        let declared = matches!(method.as_str(), "manually_authored" | "fk_constraint" | "dbt_import");
-        let mut confidence = match (state.as_str(), declared) {
+        let declared = matches!(method, "manually_authored" | "fk_constraint" | "dbt_import");
+        let mut confidence = match (state, declared) {
             ("confirmed", _) | ("applied", true) => Confidence::High,
             ("applied", false) | ("draft", true) => Confidence::Medium,
             _ => Confidence::Low,
@@ -60,23 +53,23 @@ impl Used {
             };
             confidence = confidence.min(stated);
         }
-        Used { kind, name: name.to_string(), origin, inference_method: method, validation_state: state, confidence }
+        Used { kind, name, origin, inference_method: method, validation_state: state, confidence }
     }
 
     pub fn to_json(&self) -> Json {
         crate::json::object([
             ("kind", self.kind.into()),
-            ("name", self.name.clone().into()),
+            ("name", self.name.into()),
             ("origin", self.origin.as_str().into()),
-            ("inference_method", self.inference_method.clone().into()),
-            ("validation_state", self.validation_state.clone().into()),
+            ("inference_method", self.inference_method.into()),
+            ("validation_state", self.validation_state.into()),
             ("confidence", serde_json::to_value(self.confidence).unwrap_or(Json::Null)),
         ])
     }
 
     /// The charter's provenance block for this definition.
     pub fn provenance(&self) -> Provenance {
-        let method = match self.inference_method.as_str() {
+        let method = match self.inference_method {
             "manually_authored" => Some(InferenceMethod::ManuallyAuthored),
             "llm_suggested" => Some(InferenceMethod::LlmSuggested),
             "fk_constraint" => Some(InferenceMethod::FkConstraint),
@@ -92,7 +85,7 @@ impl Used {
         };
         let mut p = Provenance::new(source);
         p.inference_method = method;
-        p.validation_state = match self.validation_state.as_str() {
+        p.validation_state = match self.validation_state {
             "draft" => Some(ValidationState::Draft),
             "confirmed" => Some(ValidationState::Confirmed),
             _ => Some(ValidationState::Applied),
@@ -105,11 +98,11 @@ impl Used {
 }
 
 /// Every definition `plan` rests on, metrics first, each once.
-pub fn definitions_used(model: &SemanticModel, plan: &RequestPlan) -> Vec<Used> {
-    let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
-    let mut out = Vec::new();
-    let mut push = |u: Used| {
-        if seen.insert((u.kind, u.name.clone())) {
+pub fn definitions_used<'m>(model: &'m SemanticModel, plan: &RequestPlan) -> Vec<Used<'m>> {
+    let mut out: Vec<Used<'m>> = Vec::new();
+    // A plan rests on a handful of definitions: a scan beats a set.
+    let mut push = |u: Used<'m>| {
+        if !out.iter().any(|o| o.kind == u.kind && o.name == u.name) {
             out.push(u);
         }
     };
@@ -143,7 +136,7 @@ pub fn definitions_used(model: &SemanticModel, plan: &RequestPlan) -> Vec<Used> 
 
 /// The answer's confidence: its weakest definition's, and at most MEDIUM
 /// when the plan degraded.
-pub fn confidence(used: &[Used], degraded: bool) -> Confidence {
+pub fn confidence(used: &[Used<'_>], degraded: bool) -> Confidence {
     let weakest = used.iter().map(|u| u.confidence).min().unwrap_or(Confidence::High);
     if degraded {
         weakest.min(Confidence::Medium)
@@ -154,7 +147,7 @@ pub fn confidence(used: &[Used], degraded: bool) -> Confidence {
 
 /// The charter provenance of the answer: its weakest definition's (the
 /// first of the weakest, metrics before joins before entities).
-pub fn provenance(used: &[Used]) -> Option<Provenance> {
+pub fn provenance(used: &[Used<'_>]) -> Option<Provenance> {
     let weakest = used.iter().map(|u| u.confidence).min()?;
     used.iter().find(|u| u.confidence == weakest).map(Used::provenance)
 }
