@@ -112,6 +112,49 @@ fn compile_sql(project: &Project, args: &Json) -> bool {
     schemabrain::sql::emit(&plan, schemabrain::sql::Dialect::duckdb()).is_ok()
 }
 
+/// Timed calls pooled over the cases answered, samples sorted.
+struct Pooled {
+    cold: Vec<Duration>,
+    warm: Vec<Duration>,
+    answered: Vec<(String, Json)>,
+}
+
+/// Per case one cold and 20 warm calls of `f`, as MetricFlow's script times
+/// `explain()`, pooled over the cases `f` answers.
+fn pooled(cases: &[(String, Json)], mut f: impl FnMut(&Json) -> bool) -> Pooled {
+    let mut p = Pooled { cold: Vec::new(), warm: Vec::new(), answered: Vec::new() };
+    for (name, args) in cases {
+        let mut samples = Vec::new();
+        let mut ok = false;
+        for _ in 0..21 {
+            let s = Instant::now();
+            ok = f(std::hint::black_box(args));
+            samples.push(s.elapsed());
+        }
+        if ok {
+            p.cold.push(samples[0]);
+            p.warm.extend_from_slice(&samples[1..]);
+            p.answered.push((name.clone(), args.clone()));
+        }
+    }
+    p.cold.sort();
+    p.warm.sort();
+    p
+}
+
+impl Pooled {
+    fn summary(&self, of_cases: usize) -> Json {
+        json!({
+            "answered_cases": self.answered.len(),
+            "of_cases": of_cases,
+            "cold_median_ms": ms(percentile(&self.cold, 50.0)),
+            "cold_p99_ms": ms(percentile(&self.cold, 99.0)),
+            "warm_median_ms": ms(percentile(&self.warm, 50.0)),
+            "warm_p99_ms": ms(percentile(&self.warm, 99.0)),
+        })
+    }
+}
+
 fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
@@ -131,55 +174,13 @@ fn bench_dbt(c: &mut Criterion) {
             cases.push((path.file_stem().unwrap().to_str().unwrap().to_string(), args));
         }
     }
-    // In process, as MetricFlow's script times explain(): 1 cold + 20 warm per case, pooled.
-    let (mut cold, mut warm, mut answered) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, args) in &cases {
-        let mut samples = Vec::new();
-        let mut ok = false;
-        for _ in 0..21 {
-            let s = Instant::now();
-            ok = compile(&project, std::hint::black_box(args));
-            samples.push(s.elapsed());
-        }
-        if ok {
-            cold.push(samples[0]);
-            warm.extend_from_slice(&samples[1..]);
-            answered.push((name.clone(), args.clone()));
-        }
-    }
-    cold.sort();
-    warm.sort();
-    let summary = json!({
-        "answered_cases": answered.len(),
-        "of_cases": cases.len(),
-        "cold_median_ms": ms(percentile(&cold, 50.0)),
-        "cold_p99_ms": ms(percentile(&cold, 99.0)),
-        "warm_median_ms": ms(percentile(&warm, 50.0)),
-        "warm_p99_ms": ms(percentile(&warm, 99.0)),
-    });
-    println!("dbt corpus in process: {summary}");
-
-    // The same, timed as compile only (what explain() returns: the SQL).
-    let mut sql_warm = Vec::new();
-    let mut sql_answered = 0;
-    for (_, args) in &answered {
-        let mut ok = false;
-        for i in 0..21 {
-            let s = Instant::now();
-            ok = compile_sql(&project, std::hint::black_box(args));
-            if i > 0 {
-                sql_warm.push(s.elapsed());
-            }
-        }
-        sql_answered += usize::from(ok);
-    }
-    sql_warm.sort();
-    let compile_only = json!({
-        "answered_cases": sql_answered,
-        "warm_median_ms": ms(percentile(&sql_warm, 50.0)),
-        "warm_p99_ms": ms(percentile(&sql_warm, 99.0)),
-    });
-    println!("dbt corpus in process, compile only (request to SQL): {compile_only}");
+    // In process, as MetricFlow's script times explain(): the agent's whole
+    // answer, then compile only (what explain() returns: the SQL).
+    let answer = pooled(&cases, |args| compile(&project, args));
+    println!("dbt corpus in process: {}", answer.summary(cases.len()));
+    let answered = answer.answered;
+    let sql = pooled(&answered, |args| compile_sql(&project, args));
+    println!("dbt corpus in process, compile only (request to SQL): {}", sql.summary(answered.len()));
 
     c.bench_function("dbt/answered_corpus_once", |b| {
         b.iter(|| {

@@ -141,7 +141,6 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         Err(err) => return Envelope::error(err),
     };
     let listed = crate::pii::decide_listing(&model.pii_policy, &e.table, e.columns.iter().map(|c| c.name.as_str()));
-    let text = |t: Option<&String>| t.map_or(Json::Null, |t| Json::String(t.clone()));
     let columns: Vec<Json> = e
         .columns
         .iter()
@@ -153,9 +152,9 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
             let d = &l.decision;
             crate::json::object([
                 ("name", l.shown.clone().into()),
-                ("data_type", text(c.data_type.as_ref())),
-                ("nullable", c.nullable.map_or(Json::Null, Json::Bool)),
-                ("description", if d.redacted() { Json::Null } else { text(c.description.as_ref()) }),
+                ("data_type", c.data_type.clone().into()),
+                ("nullable", c.nullable.into()),
+                ("description", if d.redacted() { Json::Null } else { c.description.clone().into() }),
                 ("pii_sensitivity", d.tag.sensitivity.clone().into()),
                 ("pii_categories", d.shown_categories().into()),
                 ("redacted", d.redacted().into()),
@@ -185,7 +184,7 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
     // Built by moving the lists in: `json!` would serialise them again.
     Envelope::success(crate::json::object([
         ("name", e.name.clone().into()),
-        ("description", e.description.clone().map_or(Json::Null, Json::String)),
+        ("description", e.description.clone().into()),
         ("qualified_table", e.table.to_string().into()),
         ("identity", identity.into()),
         ("origin", e.origin.as_str().into()),

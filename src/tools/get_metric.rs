@@ -417,7 +417,7 @@ fn answer(
         ("dialect", compiled.dialect.into()),
         ("params", Json::Array(compiled.params.iter().map(ir::Value::to_json).collect())),
         ("joins", Json::Array(joins.collect())),
-        ("time_dimension_resolution", time_resolution.map_or(Json::Null, Json::from)),
+        ("time_dimension_resolution", time_resolution.into()),
         ("notes", Json::Array(notes.into_iter().map(Json::String).collect())),
     ]);
     if let Json::Object(m) = &mut data {
@@ -498,7 +498,7 @@ fn output_columns(project: &Project, plan: &RequestPlan, result: Option<&ResultS
         .enumerate()
         .map(|(i, (name, ty, role))| {
             let ty = result.and_then(|r| r.columns.get(i)).map(|c| c.data_type.to_ascii_lowercase()).or(ty);
-            crate::json::object([("name", name.into()), ("type", ty.map_or(Json::Null, Json::String)), ("role", role.into())])
+            crate::json::object([("name", name.into()), ("type", ty.into()), ("role", role.into())])
         })
         .collect()
 }

@@ -165,7 +165,6 @@ fn engine_error(e: EngineError) -> ToolError {
     super::engine_failure(e, "narrow the rows with a time_range", Recovery::none())
 }
 
-/// The table, its columns under the policy, and the engine to read it.
 /// The table, its reads limited to `range` when one is given: what every
 /// tool that reads rows (sample, stats, profile, preview) starts from.
 fn open_in_range<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str, range: Option<&TimeRange>) -> Result<Table<'p>, ToolError> {
@@ -174,6 +173,7 @@ fn open_in_range<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str, range: 
     Ok(t)
 }
 
+/// The table, its columns under the policy, and the engine to read it.
 fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<'p>, ToolError> {
     let info = super::physical::table_arg(ctx.project, qualified_name)?;
     let Some(engine) = ctx.engine else {
