@@ -23,7 +23,6 @@
 //! everywhere.)
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, Query, SelectItem, UnaryOperator};
 
@@ -79,17 +78,22 @@ impl Lowered {
     pub fn with_limit(&self, limit: u32) -> CompiledSql {
         // Sized up front: formatting into an empty String doubles it a
         // dozen times for a statement of a few kilobytes.
-        let mut sql = String::with_capacity(4096);
-        // Writing into a String fails only when a Display impl does, and
-        // sqlparser's do not (`format!` would panic there instead).
-        let _ = if limit == self.limit {
-            write!(sql, "{:#}", self.query)
+        const CAPACITY: usize = 4096;
+        let sql = if limit == self.limit {
+            super::render::pretty_query(&self.query, CAPACITY)
         } else {
             let mut q = self.query.clone();
             build::set_limit(&mut q, limit_of(self.dialect, limit));
-            write!(sql, "{q:#}")
+            super::render::pretty_query(&q, CAPACITY)
         };
         CompiledSql { sql, params: self.params.clone(), dialect: self.dialect.name }
+    }
+
+    /// The same text as [`Lowered::compiled`], written by sqlparser's own
+    /// pretty `Display`: the oracle `render` is tested against.
+    #[doc(hidden)]
+    pub fn sqlparser_text(&self) -> String {
+        format!("{:#}", self.query)
     }
 }
 

@@ -1,8 +1,8 @@
 //! SQL generation: a `RequestPlan` lowered to a sqlparser AST and rendered for
 //! one dialect, with every value bound as a parameter.
 //!
-//! Owns the lowering (`emit`), the AST builders (`build`) and the dialect
-//! profiles (`dialect`).
+//! Owns the lowering (`emit`), the AST builders (`build`), the dialect
+//! profiles (`dialect`) and the text writer (`render`).
 //!
 //! Architecture invariant: never opens a connection or reads files; the text
 //! it returns is one statement with no `;`, and no value from a request is
@@ -11,6 +11,7 @@
 mod build;
 mod dialect;
 mod emit;
+mod render;
 
 pub use dialect::{Buckets, Dialect, LimitStyle, Median, NullSafeEq, NullsLast, Percentile, Placeholders};
 pub use emit::{emit, lower, Lowered, Unsupported};

@@ -516,6 +516,7 @@ fn every_oracle_request_compiles_for_every_dialect_or_is_refused() {
             match env["data"]["sql"].as_str() {
                 Some(sql) => {
                     crate::golden::check_parses(&slug, dialect, sql, &mut failures);
+                    crate::golden::check_written_as_sqlparser_writes(&project, &slug, dialect, &args, &mut failures);
                     *compiled.entry(dialect).or_default() += 1;
                     duckdb_compiles |= dialect == "duckdb";
                 }

@@ -59,6 +59,7 @@ fn corpus_compiles_to_golden_sql_for_every_dialect() {
             };
             let sql = data["sql"].as_str().expect("sql").to_string();
             check_parses(name, dialect, &sql, &mut failures);
+            check_written_as_sqlparser_writes(project, name, dialect, &args, &mut failures);
             if dialect == "duckdb" {
                 if let Err(e) = validator.validate(&sql) {
                     failures.push(format!("{name} [duckdb]: DuckDB rejects the SQL: {e}"));
@@ -115,6 +116,19 @@ pub(crate) fn check_parses(name: &str, dialect: &str, sql: &str, failures: &mut 
         }
         Ok(stmts) => failures.push(format!("{name} [{dialect}]: {} statements", stmts.len())),
         Err(e) => failures.push(format!("{name} [{dialect}]: does not parse: {e}")),
+    }
+}
+
+/// Our SQL writer (`sql::render`) against its oracle: the text sqlparser's
+/// own pretty `Display` writes for the same AST, byte for byte.
+pub(crate) fn check_written_as_sqlparser_writes(project: &schemabrain::project::Project, name: &str, dialect: &str, args: &serde_json::Value, failures: &mut Vec<String>) {
+    let Ok(args) = serde_json::from_value::<tools::GetMetricArgs>(args.clone()) else { return };
+    let Ok(plan) = tools::request_plan(project, &args) else { return };
+    let Ok(lowered) = schemabrain::sql::lower(&plan, Dialect::from_name(dialect).expect("supported")) else { return };
+    let ours = lowered.compiled().sql;
+    let theirs = lowered.sqlparser_text();
+    if ours != theirs {
+        failures.push(format!("{name} [{dialect}]: sql::render writes\n{ours}\nwhere sqlparser writes\n{theirs}"));
     }
 }
 

@@ -1066,6 +1066,13 @@ fn check_case(seed: u64) -> Result<(), String> {
         model.entities.get_mut(&format!("e{}", case.anchor)).unwrap().identity.clear();
     }
     let project = Project::from_parts(".".into(), model, None).map_err(|d| d.to_string())?;
+    let mut unlike_sqlparser = Vec::new();
+    for dialect in schemabrain::sql::Dialect::supported() {
+        crate::golden::check_written_as_sqlparser_writes(&project, &format!("seed {seed}"), dialect, &request(&case), &mut unlike_sqlparser);
+    }
+    if !unlike_sqlparser.is_empty() {
+        return Err(unlike_sqlparser.join("\n"));
+    }
     let engine = DuckDbEngine::in_memory(&warehouse_sql(&case)).map_err(|e| e.to_string())?;
     let env = tools::call(&project, "get_metric", &request(&case), Execution::run(&engine, limits()));
     let want = match evaluate(&case) {
