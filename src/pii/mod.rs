@@ -240,15 +240,17 @@ pub struct Admitted<'a> {
 /// is admitted (grouping, bucketing, filtering; never MIN/MAX): the caller
 /// must then withhold small groups or refuse.
 pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Admitted<'a>>, Refusal> {
-    // The blocked set once per request, not once per touched column.
-    let blocked = model.pii_policy.blocked();
+    // What `PiiPolicy::blocked()` lists, asked without building the list:
+    // this runs for every column of every request.
+    let policy = &model.pii_policy;
+    let blocked = |cat: &str| is_catastrophic(cat) || policy.block.iter().any(|b| b == cat);
     let mut hit: Vec<String> = Vec::new();
     for (e, c) in &touched.all {
-        for cat in tag_of(model, e, c).categories {
-            if blocked.contains(&cat) && !hit.contains(&cat) {
-                hit.push(cat);
+        categories_of(model, e, c).for_each(|cat| {
+            if blocked(cat) && !hit.iter().any(|h| h == cat) {
+                hit.push(cat.to_string());
             }
-        }
+        });
     }
     if !hit.is_empty() {
         hit.sort();
@@ -256,18 +258,57 @@ pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Adm
     }
     let mut admitted = Vec::new();
     for (role, e, c) in &touched.revealing {
-        let mut cats = tag_of(model, e, c).categories;
-        if cats.is_empty() {
+        let found = categories_of(model, e, c);
+        if found.is_empty() {
             continue;
         }
+        let mut cats: Vec<String> = Vec::new();
+        found.for_each(|cat| cats.push(cat.to_string()));
         cats.sort();
         cats.dedup();
-        match model.pii_policy.k_for(&cats) {
+        match policy.k_for(&cats) {
             Some(k) if *role != Role::MinMax => admitted.push(Admitted { role: *role, entity: e, column: c, k, categories: cats }),
             _ => return Err(Refusal { reason: RefusalReason::Guarded { role: *role, column: format!("{e}.{c}") }, categories: cats }),
         }
     }
     Ok(admitted)
+}
+
+/// A column's categories as `tag_of` finds them, borrowed from the policy
+/// where it names them; the classifier's are static words. Nothing is
+/// allocated for a clean column.
+enum Categories<'m> {
+    Tagged(&'m [String]),
+    Classified(Vec<&'static str>),
+}
+
+impl Categories<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Categories::Tagged(c) => c.is_empty(),
+            Categories::Classified(c) => c.is_empty(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(&str)) {
+        match self {
+            Categories::Tagged(c) => c.iter().for_each(|c| f(c)),
+            Categories::Classified(c) => c.iter().for_each(|c| f(c)),
+        }
+    }
+}
+
+/// The categories of `tag_of(model, entity, column)`, in the same order.
+fn categories_of<'m>(model: &'m SemanticModel, entity: &str, column: &str) -> Categories<'m> {
+    if let Some(e) = model.entity(entity) {
+        if let Some(t) = model.pii_policy.tag(&e.table, column) {
+            return Categories::Tagged(&t.categories);
+        }
+        if let Some(t) = model.pii_policy.inferred_tag(&e.table, column) {
+            return Categories::Tagged(&t.categories);
+        }
+    }
+    Categories::Classified(classify_name(column))
 }
 
 /// Whether a category is on the catastrophic floor (always blocked, never named
@@ -293,6 +334,26 @@ mod tests {
     /// A project moved from `main` to `public` keeps its reviewed tags; a
     /// policy that names the table under the new schema, or under several,
     /// is not second-guessed.
+    /// `check` reads categories through `categories_of`, which must find
+    /// what `tag_of` (every tool's answer) finds, source by source.
+    #[test]
+    fn borrowed_categories_are_tag_ofs() {
+        let files = vec![(
+            crate::model::FileKind::Entity,
+            "entities/customer.yaml".into(),
+            "version: 1\nname: customer\nbinding: {single_table: main.customers}\nidentity: id\n".to_string(),
+        )];
+        let mut model = crate::model::load_checked_from_files(&files).expect("loads").into_model();
+        model.pii_policy.column_overrides.insert("main.customers.postal_code".into(), tag(&["location", "contact"]));
+        model.pii_policy.column_overrides.insert("main.customers.email".into(), tag(&[]));
+        model.pii_policy.inferred.insert("main.customers.notes".into(), tag(&["health"]));
+        for (entity, column) in [("customer", "postal_code"), ("customer", "email"), ("customer", "notes"), ("customer", "phone_number"), ("customer", "amount"), ("nobody", "email")] {
+            let mut borrowed = Vec::new();
+            categories_of(&model, entity, column).for_each(|c| borrowed.push(c.to_string()));
+            assert_eq!(borrowed, tag_of(&model, entity, column).categories, "{entity}.{column}");
+        }
+    }
+
     #[test]
     fn policy_tags_follow_a_table_moved_to_another_schema() {
         let mut p = PiiPolicy::default();

@@ -81,7 +81,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             join: s.join.clone(),
             from_alias: from_alias.to_string(),
             from_entity: s.from.clone(),
-            to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: to.table.clone(), computed: computed_columns(to) },
+            to: Relation { alias: alias.to_string(), entity: s.to.clone(), table: to.table.clone(), computed: Vec::new() },
             on: s.on.clone(),
             cardinality: s.cardinality,
             cardinality_declared: s.declared,
@@ -223,7 +223,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             Some(ConversionCheck {
                 credit,
                 table: entity.table.clone(),
-                computed: computed_columns(entity),
+                computed: Vec::new(),
                 entity: target.entity.clone(),
                 keys: target.keys.clone(),
                 base_time: base_time.column.clone(),
@@ -311,7 +311,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             alias: anchor_entity.name.clone(),
             entity: anchor_entity.name.clone(),
             table: anchor_entity.table.clone(),
-            computed: computed_columns(anchor_entity),
+            computed: Vec::new(),
         },
         joins,
         semi_joins,
@@ -335,21 +335,41 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     Ok(plan)
 }
 
-/// Keeps on each relation only the computed columns the component reads
-/// (plus the anchor's identity and non-additive time, which the SQL reads
-/// too): a relation without any stays the plain table.
+/// Gives each relation the computed columns of its entity the component
+/// reads (plus the anchor's identity and non-additive time, which the SQL
+/// reads too): a relation without any stays the plain table. Relations are
+/// planned without them, so only these are copied from the model.
 fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan: &mut ComponentPlan, q: &MetricQuery) {
-    let mut read: Vec<(String, String)> = super::pii::columns_read(model, metric, plan, q).into_iter().map(|(e, c)| (e.to_string(), c.to_string())).collect();
-    let identity = model.entity(&metric.entity).map(|e| e.identity.clone()).unwrap_or_default();
-    read.extend(identity.into_iter().map(|c| (metric.entity.clone(), c)));
-    read.extend(metric.non_additive.iter().map(|na| (na.dimension.entity.clone(), na.dimension.column.clone())));
-    let keep = |entity: &str, computed: &mut Vec<(String, String)>| computed.retain(|(name, _)| read.iter().any(|(e, c)| e == entity && c == name));
-    keep(&plan.anchor.entity.clone(), &mut plan.anchor.computed);
+    let lists: Vec<Vec<(String, String)>> = {
+        let read = super::pii::columns_read(model, metric, plan, q);
+        let identity = model.entity(&metric.entity).map(|e| e.identity.as_slice()).unwrap_or_default();
+        let is_read = |entity: &str, name: &str| {
+            read.iter().any(|(e, c)| *e == entity && *c == name)
+                || (entity == metric.entity && identity.iter().any(|c| c == name))
+                || metric.non_additive.iter().any(|na| na.dimension.entity == entity && na.dimension.column == name)
+        };
+        let computed_read = |entity: &str| -> Vec<(String, String)> {
+            let Some(e) = model.entity(entity) else { return Vec::new() };
+            e.columns
+                .iter()
+                .filter_map(|c| c.expr.as_ref().filter(|_| is_read(entity, &c.name)).map(|x| (c.name.clone(), x.clone())))
+                .collect()
+        };
+        let steps = plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| s.steps.iter()));
+        std::iter::once(plan.anchor.entity.as_str())
+            .chain(steps.map(|j| j.to.entity.as_str()))
+            .chain(plan.conversion.iter().map(|c| c.entity.as_str()))
+            .map(computed_read)
+            .collect()
+    };
+    let mut lists = lists.into_iter();
+    let mut next = || lists.next().unwrap_or_default();
+    plan.anchor.computed = next();
     for j in plan.joins.iter_mut().chain(plan.semi_joins.iter_mut().flat_map(|s| s.steps.iter_mut())) {
-        keep(&j.to.entity.clone(), &mut j.to.computed);
+        j.to.computed = next();
     }
     if let Some(c) = plan.conversion.as_mut() {
-        keep(&c.entity.clone(), &mut c.computed);
+        c.computed = next();
     }
 }
 

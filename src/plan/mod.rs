@@ -32,14 +32,9 @@ pub struct Relation {
     /// The entity the alias stands for (semi-joins alias entities anew).
     pub entity: String,
     pub table: TableRef,
-    /// The entity's computed columns, `(name, SQL expression)`: the
-    /// relation is then the table with these columns added.
+    /// The entity's computed columns the component reads, `(name, SQL
+    /// expression)`: the relation is then the table with these added.
     pub computed: Vec<(String, String)>,
-}
-
-/// The computed columns of an entity, `(name, SQL expression)`.
-pub fn computed_columns(entity: &crate::model::Entity) -> Vec<(String, String)> {
-    entity.columns.iter().filter_map(|c| c.expr.as_ref().map(|e| (c.name.clone(), e.clone()))).collect()
 }
 
 /// One LEFT JOIN from an already-joined relation to a new one.
