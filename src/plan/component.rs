@@ -327,41 +327,47 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         non_additive,
         conversion,
     };
-    keep_computed_read(model, metric, &mut plan, q);
-    if let Some((floor, note)) = super::pii::check(model, metric, &plan, q)? {
+    // The columns the component reads, listed once: which computed columns
+    // its relations need, and what the PII check judges.
+    let (computed, floor) = {
+        let read = super::pii::columns_read(model, metric, &plan, q);
+        let computed = computed_read(model, metric, &plan, &read);
+        (computed, super::pii::check(model, metric, &plan, q, read)?)
+    };
+    give_computed(&mut plan, computed);
+    if let Some((floor, note)) = floor {
         plan.group_floor = Some(floor);
         plan.notes.push(note);
     }
     Ok(plan)
 }
 
-/// Gives each relation the computed columns of its entity the component
-/// reads (plus the anchor's identity and non-additive time, which the SQL
-/// reads too): a relation without any stays the plain table. Relations are
+/// For each relation (anchor, joins, semi-join steps, conversion, in that
+/// order) the computed columns of its entity the component reads (`read`,
+/// plus the anchor's identity and non-additive time, which the SQL reads
+/// too): a relation without any stays the plain table. Relations are
 /// planned without them, so only these are copied from the model.
-fn keep_computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan: &mut ComponentPlan, q: &MetricQuery) {
-    let lists: Vec<Vec<(String, String)>> = {
-        let read = super::pii::columns_read(model, metric, plan, q);
-        let identity = model.entity(&metric.entity).map(|e| e.identity.as_slice()).unwrap_or_default();
-        let is_read = |entity: &str, name: &str| {
-            read.iter().any(|(e, c)| *e == entity && *c == name)
-                || (entity == metric.entity && identity.iter().any(|c| c == name))
-                || metric.non_additive.iter().any(|na| na.dimension.entity == entity && na.dimension.column == name)
-        };
-        let computed_read = |entity: &str| -> Vec<(String, String)> {
-            let Some(e) = model.entity(entity) else { return Vec::new() };
-            e.columns
-                .iter()
-                .filter_map(|c| c.expr.as_ref().filter(|_| is_read(entity, &c.name)).map(|x| (c.name.clone(), x.clone())))
-                .collect()
-        };
-        let steps = plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| s.steps.iter()));
-        std::iter::once(plan.anchor.entity.as_str())
-            .chain(steps.map(|j| j.to.entity.as_str()))
-            .chain(plan.conversion.iter().map(|c| c.entity.as_str()))
-            .map(computed_read)
-            .collect()
+fn computed_read(model: &CheckedModel, metric: &crate::model::Metric, plan: &ComponentPlan, read: &[(&str, &str)]) -> Vec<Vec<(String, String)>> {
+    let identity = model.entity(&metric.entity).map(|e| e.identity.as_slice()).unwrap_or_default();
+    let is_read = |entity: &str, name: &str| {
+        read.iter().any(|(e, c)| *e == entity && *c == name)
+            || (entity == metric.entity && identity.iter().any(|c| c == name))
+            || metric.non_additive.iter().any(|na| na.dimension.entity == entity && na.dimension.column == name)
     };
+    let of_entity = |entity: &str| -> Vec<(String, String)> {
+        let Some(e) = model.entity(entity) else { return Vec::new() };
+        e.columns.iter().filter_map(|c| c.expr.as_ref().filter(|_| is_read(entity, &c.name)).map(|x| (c.name.clone(), x.clone()))).collect()
+    };
+    let steps = plan.joins.iter().chain(plan.semi_joins.iter().flat_map(|s| s.steps.iter()));
+    std::iter::once(plan.anchor.entity.as_str())
+        .chain(steps.map(|j| j.to.entity.as_str()))
+        .chain(plan.conversion.iter().map(|c| c.entity.as_str()))
+        .map(of_entity)
+        .collect()
+}
+
+/// Hands `computed_read`'s lists to the relations, in its order.
+fn give_computed(plan: &mut ComponentPlan, lists: Vec<Vec<(String, String)>>) {
     let mut lists = lists.into_iter();
     let mut next = || lists.next().unwrap_or_default();
     plan.anchor.computed = next();

@@ -56,10 +56,19 @@ pub(super) fn columns_read<'a>(model: &'a SemanticModel, metric: &'a Metric, pla
     all
 }
 
-pub(super) fn check(model: &SemanticModel, metric: &Metric, plan: &ComponentPlan, q: &MetricQuery) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
+/// `all` is `columns_read` of the same component (the planner needs it
+/// too, so it is listed once).
+pub(super) fn check<'a>(
+    model: &'a SemanticModel,
+    metric: &'a Metric,
+    plan: &'a ComponentPlan,
+    q: &'a MetricQuery,
+    all: Vec<(&'a str, &'a str)>,
+) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
+    // Shortened to this call: the computed columns' inputs join it below.
+    let mut all: Vec<(&str, &str)> = all;
     let anchor = metric.entity.as_str();
     let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();
-    let mut all = columns_read(model, metric, plan, q);
     let group_by: Vec<(&str, &str)> = q.group_by.iter().map(|g| (g.column.entity.as_str(), g.column.column.as_str())).collect();
     let filters: Vec<&crate::ir::Filter> = q.filters.iter().chain(q.any_of.iter().flat_map(crate::ir::Condition::atoms)).collect();
     use crate::pii::Role;
