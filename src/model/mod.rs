@@ -1090,6 +1090,12 @@ impl MaskMethod {
 pub const DEFAULT_QUASI_IDENTIFIERS: [&str; 2] = ["location", "demographic_protected"];
 
 impl PiiPolicy {
+    /// Whether `category` is blocked: the policy's own or the catastrophic
+    /// floor. The rule `blocked()` lists; asked per column, without the list.
+    pub fn blocks(&self, category: &str) -> bool {
+        CATASTROPHIC_CATEGORIES.contains(&category) || self.block.iter().any(|b| b == category)
+    }
+
     /// Blocked categories: the policy's plus the catastrophic floor.
     pub fn blocked(&self) -> Vec<String> {
         let mut out: Vec<String> = CATASTROPHIC_CATEGORIES.iter().map(|s| s.to_string()).collect();

@@ -43,15 +43,31 @@ impl Tag {
 /// Every tool and the planner read this one function, so no tool can show
 /// what another refuses.
 pub fn tag_of_table(policy: &PiiPolicy, table: &TableRef, column: &str) -> Tag {
+    match found(policy, table, column) {
+        Found::Tagged(t, source) => Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source },
+        Found::Classified(words) => {
+            let categories: Vec<String> = words.into_iter().map(str::to_string).collect();
+            let sensitivity = if categories.is_empty() { "public" } else { "pii" };
+            Tag { sensitivity: sensitivity.to_string(), categories, source: "classifier" }
+        }
+    }
+}
+
+/// Where a column's tag comes from, in the order every reader asks: the
+/// policy's override, the index's inferred tag, the name classifier.
+enum Found<'p> {
+    Tagged(&'p crate::model::ColumnTag, &'static str),
+    Classified(Vec<&'static str>),
+}
+
+fn found<'p>(policy: &'p PiiPolicy, table: &TableRef, column: &str) -> Found<'p> {
     if let Some(t) = policy.tag(table, column) {
-        return Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source: "policy" };
+        return Found::Tagged(t, "policy");
     }
     if let Some(t) = policy.inferred_tag(table, column) {
-        return Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source: "inferred" };
+        return Found::Tagged(t, "inferred");
     }
-    let categories: Vec<String> = classify_name(column).into_iter().map(str::to_string).collect();
-    let sensitivity = if categories.is_empty() { "public" } else { "pii" };
-    Tag { sensitivity: sensitivity.to_string(), categories, source: "classifier" }
+    Found::Classified(classify_name(column))
 }
 
 /// The tag of `entity.column` (the entity's table column); a column of an
@@ -104,8 +120,7 @@ impl Decision {
 /// The decision for `table.column`.
 pub fn decide(policy: &PiiPolicy, table: &TableRef, column: &str) -> Decision {
     let tag = tag_of_table(policy, table, column);
-    let blocked = policy.blocked();
-    let mut blocked_categories: Vec<String> = tag.categories.iter().filter(|c| blocked.contains(c)).cloned().collect();
+    let mut blocked_categories: Vec<String> = tag.categories.iter().filter(|c| policy.blocks(c)).cloned().collect();
     blocked_categories.sort();
     blocked_categories.dedup();
     let catastrophic = tag.categories.iter().any(|c| is_catastrophic(c));
@@ -240,14 +255,13 @@ pub struct Admitted<'a> {
 /// is admitted (grouping, bucketing, filtering; never MIN/MAX): the caller
 /// must then withhold small groups or refuse.
 pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Admitted<'a>>, Refusal> {
-    // What `PiiPolicy::blocked()` lists, asked without building the list:
-    // this runs for every column of every request.
+    // Runs for every column of every request: categories are borrowed and
+    // the blocked rule asked per category, nothing built per column.
     let policy = &model.pii_policy;
-    let blocked = |cat: &str| is_catastrophic(cat) || policy.block.iter().any(|b| b == cat);
     let mut hit: Vec<String> = Vec::new();
     for (e, c) in &touched.all {
         categories_of(model, e, c).for_each(|cat| {
-            if blocked(cat) && !hit.iter().any(|h| h == cat) {
+            if policy.blocks(cat) && !hit.iter().any(|h| h == cat) {
                 hit.push(cat.to_string());
             }
         });
@@ -274,41 +288,29 @@ pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Adm
     Ok(admitted)
 }
 
-/// A column's categories as `tag_of` finds them, borrowed from the policy
-/// where it names them; the classifier's are static words. Nothing is
-/// allocated for a clean column.
-enum Categories<'m> {
-    Tagged(&'m [String]),
-    Classified(Vec<&'static str>),
-}
-
-impl Categories<'_> {
+impl Found<'_> {
     fn is_empty(&self) -> bool {
         match self {
-            Categories::Tagged(c) => c.is_empty(),
-            Categories::Classified(c) => c.is_empty(),
+            Found::Tagged(t, _) => t.categories.is_empty(),
+            Found::Classified(c) => c.is_empty(),
         }
     }
 
+    /// The categories, borrowed: nothing is allocated for a clean column.
     fn for_each(&self, mut f: impl FnMut(&str)) {
         match self {
-            Categories::Tagged(c) => c.iter().for_each(|c| f(c)),
-            Categories::Classified(c) => c.iter().for_each(|c| f(c)),
+            Found::Tagged(t, _) => t.categories.iter().for_each(|c| f(c)),
+            Found::Classified(c) => c.iter().for_each(|c| f(c)),
         }
     }
 }
 
-/// The categories of `tag_of(model, entity, column)`, in the same order.
-fn categories_of<'m>(model: &'m SemanticModel, entity: &str, column: &str) -> Categories<'m> {
-    if let Some(e) = model.entity(entity) {
-        if let Some(t) = model.pii_policy.tag(&e.table, column) {
-            return Categories::Tagged(&t.categories);
-        }
-        if let Some(t) = model.pii_policy.inferred_tag(&e.table, column) {
-            return Categories::Tagged(&t.categories);
-        }
+/// What `tag_of(model, entity, column)` finds, its categories borrowed.
+fn categories_of<'m>(model: &'m SemanticModel, entity: &str, column: &str) -> Found<'m> {
+    match model.entity(entity) {
+        Some(e) => found(&model.pii_policy, &e.table, column),
+        None => Found::Classified(classify_name(column)),
     }
-    Categories::Classified(classify_name(column))
 }
 
 /// Whether a category is on the catastrophic floor (always blocked, never named
@@ -331,9 +333,6 @@ mod tests {
         TableRef { schema: schema.into(), table: name.into() }
     }
 
-    /// A project moved from `main` to `public` keeps its reviewed tags; a
-    /// policy that names the table under the new schema, or under several,
-    /// is not second-guessed.
     /// `check` reads categories through `categories_of`, which must find
     /// what `tag_of` (every tool's answer) finds, source by source.
     #[test]
@@ -354,6 +353,9 @@ mod tests {
         }
     }
 
+    /// A project moved from `main` to `public` keeps its reviewed tags; a
+    /// policy that names the table under the new schema, or under several,
+    /// is not second-guessed.
     #[test]
     fn policy_tags_follow_a_table_moved_to_another_schema() {
         let mut p = PiiPolicy::default();
