@@ -133,7 +133,19 @@ fn versioned_home(model: &SemanticModel, entity: &str, column: &str) -> Option<S
 
 /// The request with MetricFlow's names rewritten to ours.
 pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricRequest, Issue> {
-    let mut out = req.clone();
+    // Group-bys, order and where strings are rewritten below: not copied.
+    let mut out = MetricRequest {
+        names: req.names.clone(),
+        group_by: Vec::new(),
+        filters: req.filters.clone(),
+        time_grain: req.time_grain.clone(),
+        time_dimension: req.time_dimension.clone(),
+        order_by: Vec::new(),
+        limit: req.limit,
+        via: req.via.clone(),
+        where_strings: Vec::new(),
+        any_of: req.any_of.clone(),
+    };
     let mut grains: Vec<String> = Vec::new();
     let mut group_by = Vec::new();
     let mut time_dimension = None;
@@ -254,7 +266,6 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
             out.any_of.push(c.try_map(&mut |f| arg(f))?);
         }
     }
-    out.where_strings.clear();
     Ok(out)
 }
 

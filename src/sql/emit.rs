@@ -149,7 +149,9 @@ enum Naming {
 fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, reads: &[Read]) -> Result<Query, Unsupported> {
     let q = e.dialect.quote;
     let plan = e.plan;
-    let mut ctes: Vec<Cte> = Vec::new();
+    // A component writes at most four CTEs; sized once, as each holds a
+    // whole query by value.
+    let mut ctes: Vec<Cte> = Vec::with_capacity(4 * plan.components.len());
     let mut recursive = false;
     for (i, c) in plan.components.iter().enumerate() {
         match &c.transform {
@@ -233,7 +235,7 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
         })
         .collect();
     let outer = build::query(SelectParts {
-        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        projection: columns.into_iter().map(|(x, name)| build::aliased(x, q, &name)).collect(),
         joins,
         selection: build::and_all(small_groups_out),
         order_by,
@@ -604,7 +606,7 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
     let (outer_keys, aggregate, people, from, joins, selection): (_, _, Vec<Expr>, _, _, _) = if !deduplicated && c.non_additive.is_none() {
         let aggregate = e.aggregate(c, operand)?;
         let people = owners.iter().map(|(alias, id)| build::function("count", vec![build::column(q, alias, id)], true)).collect();
-        (keys.clone(), aggregate, people, from, joins, selection)
+        (keys, aggregate, people, from, joins, selection)
     } else {
         // Rows first (one per anchor identity and keys when a to-many join
         // repeats them; each with its window's last time when non-additive),
@@ -646,8 +648,9 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
         Naming::Internal => (Vec::new(), None),
     };
+    // ORDER BY is built: the columns move into the projection.
     Ok(build::query(SelectParts {
-        projection: columns.iter().map(|(x, name)| build::aliased(x.clone(), q, name)).collect(),
+        projection: columns.into_iter().map(|(x, name)| build::aliased(x, q, &name)).collect(),
         joins,
         selection,
         group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
