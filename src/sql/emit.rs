@@ -69,6 +69,10 @@ pub struct Lowered {
 }
 
 impl Lowered {
+    /// The text's buffer, sized up front: formatting into an empty String
+    /// doubles it a dozen times for a statement of a few kilobytes.
+    const CAPACITY: usize = 4096;
+
     /// The SQL text with the plan's own limit.
     pub fn compiled(&self) -> CompiledSql {
         self.with_limit(self.limit)
@@ -76,17 +80,20 @@ impl Lowered {
 
     /// The SQL text with another limit; nothing else differs.
     pub fn with_limit(&self, limit: u32) -> CompiledSql {
-        // Sized up front: formatting into an empty String doubles it a
-        // dozen times for a statement of a few kilobytes.
-        const CAPACITY: usize = 4096;
         let sql = if limit == self.limit {
-            super::render::pretty_query(&self.query, CAPACITY)
+            super::render::pretty_query(&self.query, Self::CAPACITY)
         } else {
             let mut q = self.query.clone();
             build::set_limit(&mut q, limit_of(self.dialect, limit));
-            super::render::pretty_query(&q, CAPACITY)
+            super::render::pretty_query(&q, Self::CAPACITY)
         };
         CompiledSql { sql, params: self.params.clone(), dialect: self.dialect.name }
+    }
+
+    /// [`Lowered::compiled`], keeping the parameters rather than copying them.
+    pub fn into_compiled(self) -> CompiledSql {
+        let sql = super::render::pretty_query(&self.query, Self::CAPACITY);
+        CompiledSql { sql, params: self.params, dialect: self.dialect.name }
     }
 
     /// The same text as [`Lowered::compiled`], written by sqlparser's own
@@ -99,7 +106,7 @@ impl Lowered {
 
 /// Lowers and renders `plan` for `dialect`.
 pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql, Unsupported> {
-    lower(plan, dialect).map(|l| l.compiled())
+    lower(plan, dialect).map(Lowered::into_compiled)
 }
 
 /// Lowers `plan` for `dialect` to an AST with its bound parameters.
