@@ -169,6 +169,10 @@ pub struct Dialect {
     pub boolean_test: BooleanTest,
     pub date_add: DateMath,
     pub recursive_cte: RecursiveCte,
+    /// Whether a query inside another (a metric filter's answer, read as a
+    /// derived table) may begin with its own WITH. T-SQL allows WITH only
+    /// at the start of a statement.
+    pub with_in_subquery: bool,
     /// Average DOUBLE PRECISION values: DataFusion's and MySQL's `avg` of a
     /// DECIMAL (MySQL's of an integer too) keeps only four more places than
     /// the column has.
@@ -207,6 +211,7 @@ const DUCKDB: Dialect = Dialect {
     boolean_test: BooleanTest::Bare,
     date_add: DateMath::IntervalString,
     recursive_cte: RecursiveCte::WithColumns,
+    with_in_subquery: true,
     avg_as_double: false,
     like: Like::Plain,
     date_part: |p| match p {
@@ -401,6 +406,7 @@ const MSSQL: Dialect = Dialect {
     boolean_test: BooleanTest::EqualsOne,
     date_add: DateMath::DateAddFn,
     recursive_cte: RecursiveCte::Unsupported,
+    with_in_subquery: false,
     like: Like::Unsupported,
     // Days since a Monday (1900-01-01), not DATEPART(weekday), which follows @@DATEFIRST.
     date_part: |p| match p {

@@ -118,6 +118,10 @@ pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, U
     // fail: what it needs is checked here first.
     for inner in plan.components.iter().flat_map(ComponentPlan::all_filters).filter_map(|f| f.by_metric.as_deref()) {
         lower(inner, dialect)?;
+        // An answer in parts is written with CTEs, here inside the filter's subquery.
+        if !dialect.with_in_subquery && matches!(inner.combine, Combine::Joined { .. }) {
+            return Err(Unsupported::new(dialect.name, "metric filter on a metric answered in parts (its CTEs would stand inside a subquery, where a WITH cannot)"));
+        }
     }
     let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)? };
     let query = answer(&mut e)?;

@@ -1,0 +1,5 @@
+-- case: 061_metric_filter_on_derived
+-- dialect: mssql
+-- status: error
+-- A metric filter on a derived metric keeps the rows whose customer's revenue per order compares; the inner answer joins its two parts in CTEs, written inside the filter's subquery where the dialect allows a WITH there (SQL Server does not, so it refuses).
+-- error: malformed_name: mssql has no exact metric filter on a metric answered in parts (its CTEs would stand inside a subquery, where a WITH cannot), so this request cannot be written for it without changing its meaning; compile it for another dialect
