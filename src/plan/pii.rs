@@ -65,7 +65,8 @@ pub(super) fn check<'a>(
     q: &'a MetricQuery,
     all: Vec<(&'a str, &'a str)>,
 ) -> Result<Option<(GroupFloor, PlanNote)>, Issue> {
-    // Shortened to this call: the computed columns' inputs join it below.
+    // Rebound with a lifetime local to this call: the computed columns'
+    // inputs, owned here, are added to it below.
     let mut all: Vec<(&str, &str)> = all;
     let anchor = metric.entity.as_str();
     let measure: Vec<(&str, &str)> = metric.measure.columns().into_iter().map(|c| (anchor, c)).collect();

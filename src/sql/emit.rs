@@ -117,9 +117,8 @@ pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, U
     // A metric filter's plan is written inside a filter, which cannot
     // fail: what it needs is checked here first.
     for inner in plan.components.iter().flat_map(ComponentPlan::all_filters).filter_map(|f| f.by_metric.as_deref()) {
-        lower(inner, dialect)?;
-        // An answer in parts is written with CTEs, here inside the filter's subquery.
-        if !dialect.with_in_subquery && matches!(inner.combine, Combine::Joined { .. }) {
+        // The inner answer stands inside the filter's subquery: its WITH too.
+        if lower(inner, dialect)?.query.with.is_some() && !dialect.with_in_subquery {
             return Err(Unsupported::new(dialect.name, "metric filter on a metric answered in parts (its CTEs would stand inside a subquery, where a WITH cannot)"));
         }
     }
