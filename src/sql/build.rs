@@ -1,12 +1,15 @@
-//! Small builders over sqlparser's AST. This is the only file that touches
-//! sqlparser's large structs, so a sqlparser upgrade changes one file.
+//! Small builders over sqlparser's AST, for the oracle (`sql::oracle`
+//! builds sqlparser's tree of every statement we write, to compare texts),
+//! and the parsing our own AST needs: dialect templates and computed
+//! columns, each parsed once. With the oracle, the only file that builds
+//! sqlparser's large structs.
 //!
 //! The big structs (`Query`, `Select`, a table factor, a function call) have
 //! many dialect-specific fields and no `Default`; we take each from a parsed
 //! template once and fill in only what we use.
 
 use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
@@ -83,14 +86,6 @@ pub fn nested(e: Expr) -> Expr {
     Expr::Nested(Box::new(e))
 }
 
-pub fn and_all(mut exprs: Vec<Expr>) -> Option<Expr> {
-    if exprs.is_empty() {
-        return None;
-    }
-    let first = exprs.remove(0);
-    Some(exprs.into_iter().fold(first, |acc, e| binary(acc, BinaryOperator::And, e)))
-}
-
 pub fn cast(e: Expr, data_type: DataType) -> Expr {
     Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type, array: false, format: None }
 }
@@ -106,13 +101,7 @@ pub fn named_type(name: &str) -> DataType {
 /// for every dialect; `x` is an AST, so nothing from a request is ever
 /// parsed here.
 pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr) -> Expr {
-    let mut e = cached_parse(template, dialect, |text| {
-        Parser::new(dialect.parser_dialect())
-            .try_with_sql(text)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| e.to_string())
-    })
-    .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"));
+    let mut e = Expr::clone(&parse_template(template, dialect));
     let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
         if matches!(node, Expr::Identifier(id) if id.value == "sb_x") {
             *node = x.clone();
@@ -122,32 +111,66 @@ pub fn from_template(template: &str, dialect: &'static super::Dialect, x: &Expr)
     e
 }
 
-/// Parsed expressions by dialect and text: our templates, and the model's
-/// computed columns (`parse_expression`), each parsed once rather than on
-/// every request (parsing cost more than the rest of a compile). Bounded:
-/// past `MAX_PARSED` texts per dialect (a server whose model is reloaded
-/// many times) the map starts over.
-fn cached_parse(text: &str, dialect: &'static super::Dialect, parse: impl FnOnce(&str) -> Result<Expr, String>) -> Result<Expr, String> {
-    const MAX_PARSED: usize = 4096;
-    type Cache = RwLock<HashMap<&'static str, HashMap<String, Expr>>>;
-    static PARSED: OnceLock<Cache> = OnceLock::new();
-    let cache = PARSED.get_or_init(Default::default);
-    if let Some(e) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
-        return Ok(e.clone());
+fn parse_template(template: &str, dialect: &'static super::Dialect) -> Arc<Expr> {
+    cached_parse(template, dialect, |text| {
+        Parser::new(dialect.parser_dialect())
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|err| panic!("dialect template `{template}` does not parse: {err}"))
+}
+
+/// A dialect template as our AST holds it: sqlparser's text of the parsed
+/// template, cut where `sb_x` stands (once per dialect and template).
+pub fn template(text: &str, dialect: &'static super::Dialect) -> Arc<super::ast::Template> {
+    type Cache = RwLock<HashMap<&'static str, HashMap<String, Arc<super::ast::Template>>>>;
+    static CUT: OnceLock<Cache> = OnceLock::new();
+    let cache = CUT.get_or_init(Default::default);
+    if let Some(t) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
+        return Arc::clone(t);
     }
-    let parsed = parse(text)?;
+    let parsed = parse_template(text, dialect);
+    let pieces = parsed.to_string().split("sb_x").map(Box::from).collect();
+    let operation = matches!(*parsed, Expr::BinaryOp { .. });
+    let t = Arc::new(super::ast::Template { source: text.to_string(), dialect, pieces, operation });
     let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
     let texts = cache.entry(dialect.name).or_default();
     if texts.len() >= MAX_PARSED {
         texts.clear();
     }
-    texts.insert(text.to_string(), parsed.clone());
+    texts.insert(text.to_string(), Arc::clone(&t));
+    t
+}
+
+/// Past this many texts per dialect (a server whose model is reloaded many
+/// times) a cache of parsed texts starts over.
+const MAX_PARSED: usize = 4096;
+
+/// Parsed expressions by dialect and text: our templates, and the model's
+/// computed columns (`parse_expression`), each parsed once rather than on
+/// every request (parsing cost more than the rest of a compile). Bounded by
+/// `MAX_PARSED`.
+fn cached_parse(text: &str, dialect: &'static super::Dialect, parse: impl FnOnce(&str) -> Result<Expr, String>) -> Result<Arc<Expr>, String> {
+    type Cache = RwLock<HashMap<&'static str, HashMap<String, Arc<Expr>>>>;
+    static PARSED: OnceLock<Cache> = OnceLock::new();
+    let cache = PARSED.get_or_init(Default::default);
+    if let Some(e) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
+        return Ok(Arc::clone(e));
+    }
+    let parsed = Arc::new(parse(text)?);
+    let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
+    let texts = cache.entry(dialect.name).or_default();
+    if texts.len() >= MAX_PARSED {
+        texts.clear();
+    }
+    texts.insert(text.to_string(), Arc::clone(&parsed));
     Ok(parsed)
 }
 
 /// Parses one whole expression written for `dialect` (a computed column's,
 /// from the model); the error says why it is not one.
-pub fn parse_expression(sql: &str, dialect: &'static super::Dialect) -> Result<Expr, String> {
+pub fn parse_expression(sql: &str, dialect: &'static super::Dialect) -> Result<Arc<Expr>, String> {
     cached_parse(sql, dialect, |sql| {
         let mut parser = Parser::new(dialect.parser_dialect()).try_with_sql(sql).map_err(|e| e.to_string())?;
         let e = parser.parse_expr().map_err(|e| e.to_string())?;
@@ -158,18 +181,12 @@ pub fn parse_expression(sql: &str, dialect: &'static super::Dialect) -> Result<E
     })
 }
 
-/// `(SELECT t.*, e1 AS c1, … FROM schema.table AS t) AS alias`: a table
-/// with computed columns added, each expression reading the table's own
-/// columns unqualified.
-pub fn table_with_columns(quote: char, schema: &str, table: &str, alias: &str, computed: Vec<(Expr, &str)>) -> TableFactor {
-    const INNER: &str = "sb_c";
-    let mut projection = vec![SelectItem::QualifiedWildcard(
-        sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName(vec![ObjectNamePart::Identifier(ident(quote, INNER))])),
+/// `"name".*`.
+pub fn qualified_wildcard(quote: char, name: &str) -> SelectItem {
+    SelectItem::QualifiedWildcard(
+        sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName(vec![ObjectNamePart::Identifier(ident(quote, name))])),
         sqlparser::ast::WildcardAdditionalOptions::default(),
-    )];
-    projection.extend(computed.into_iter().map(|(e, name)| aliased(e, quote, name)));
-    let q = query(SelectParts { projection, ..SelectParts::from(self::table(quote, schema, table, INNER)) });
-    derived(q, quote, alias)
+    )
 }
 
 /// `SELECT a UNION SELECT b` (distinct), as a query body.
@@ -251,11 +268,6 @@ pub fn case_when_else(condition: Expr, result: Expr, otherwise: Expr) -> Expr {
     Expr::Case { case_token, end_token, operand, conditions, else_result: Some(Box::new(otherwise)) }
 }
 
-/// `NULLIF(e, 0)`.
-pub fn null_if_zero(e: Expr) -> Expr {
-    function("nullif", vec![e, number("0")], false)
-}
-
 /// `"schema"."table" AS "alias"`.
 pub fn table(quote: char, schema: &str, table: &str, alias: &str) -> TableFactor {
     let mut t = templates().table.clone();
@@ -334,17 +346,6 @@ pub fn derived(query: Query, quote: char, alias: &str) -> TableFactor {
 /// `expr IN (query)`.
 pub fn in_subquery(expr: Expr, query: Query) -> Expr {
     Expr::InSubquery { expr: Box::new(expr), subquery: Box::new(query), negated: false }
-}
-
-/// The query without ORDER BY and without any limit (LIMIT, TOP, FETCH):
-/// a whole answer used as a relation.
-pub fn clear_order_and_limit(q: &mut Query) {
-    q.order_by = None;
-    q.limit_clause = None;
-    q.fetch = None;
-    if let SetExpr::Select(select) = q.body.as_mut() {
-        select.top = None;
-    }
 }
 
 /// `expr [NOT] LIKE pattern`, with the engine's own escape rules.

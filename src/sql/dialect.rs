@@ -595,6 +595,8 @@ mod tests {
                 for class in [TypeClass::Date, TypeClass::Timestamp] {
                     let e = crate::sql::build::from_template(&d.bucket_template(g, class), d, &x);
                     assert!(!e.to_string().contains("sb_x"), "{} {g:?}: {e}", d.name);
+                    // Our AST writes a template's plain text in every position.
+                    assert_eq!(format!("{e:#}"), e.to_string(), "{} {g:?}", d.name);
                 }
             }
             crate::sql::build::from_template(d.date_of, d, &x);
@@ -603,6 +605,7 @@ mod tests {
                 let e = crate::sql::build::from_template((d.date_part)(part), d, &x);
                 let text = e.to_string();
                 assert!(!text.contains("sb_x"), "{} {part:?}: {text}", d.name);
+                assert_eq!(format!("{e:#}"), text, "{} {part:?}", d.name);
                 let again = sqlparser::parser::Parser::new(d.parser).try_with_sql(&text).and_then(|mut p| p.parse_expr()).unwrap();
                 assert_eq!(again.to_string(), text, "{} {part:?}", d.name);
             }
@@ -611,6 +614,7 @@ mod tests {
                     let t = d.add_template(n, unit, TypeClass::Timestamp);
                     let e = crate::sql::build::from_template(&t, d, &x);
                     assert!(!e.to_string().contains("sb_x"), "{} {t}: {e}", d.name);
+                    assert_eq!(format!("{e:#}"), e.to_string(), "{} {t}", d.name);
                 }
             }
         }

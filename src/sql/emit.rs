@@ -24,9 +24,9 @@
 
 use std::collections::HashMap;
 
-use sqlparser::ast::{BinaryOperator, Expr, Join, OrderByExpr, Query, SelectItem, UnaryOperator};
+use std::sync::Arc;
 
-use super::build::{self, Cte, Limit, SelectParts};
+use super::ast::{self, Cte, Expr, Item, Join, Limit, Name, Op, OrderKey, Query, Relation, SelectParts, Type};
 use super::dialect::{BooleanTest, Like, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{Condition, Derived, OutputExpr, OutputRef, Transform, Value};
@@ -61,14 +61,14 @@ impl std::fmt::Display for Unsupported {
 /// limit (the engine runs one row more than the answer shows, to learn
 /// whether the limit cut rows off).
 #[derive(Clone, Debug)]
-pub struct Lowered {
-    query: Query,
+pub struct Lowered<'p> {
+    query: Query<'p>,
     params: Vec<Value>,
     dialect: &'static Dialect,
     limit: u32,
 }
 
-impl Lowered {
+impl Lowered<'_> {
     /// The text's buffer, sized up front: formatting into an empty String
     /// doubles it a dozen times for a statement of a few kilobytes.
     const CAPACITY: usize = 4096;
@@ -81,26 +81,27 @@ impl Lowered {
     /// The SQL text with another limit; nothing else differs.
     pub fn with_limit(&self, limit: u32) -> CompiledSql {
         let sql = if limit == self.limit {
-            super::render::pretty_query(&self.query, Self::CAPACITY)
+            super::render::pretty_query(&self.query, self.dialect.quote, Self::CAPACITY)
         } else {
             let mut q = self.query.clone();
-            build::set_limit(&mut q, limit_of(self.dialect, limit));
-            super::render::pretty_query(&q, Self::CAPACITY)
+            q.limit = Some(limit_of(self.dialect, limit));
+            super::render::pretty_query(&q, self.dialect.quote, Self::CAPACITY)
         };
         CompiledSql { sql, params: self.params.clone(), dialect: self.dialect.name }
     }
 
     /// [`Lowered::compiled`], keeping the parameters rather than copying them.
     pub fn into_compiled(self) -> CompiledSql {
-        let sql = super::render::pretty_query(&self.query, Self::CAPACITY);
+        let sql = super::render::pretty_query(&self.query, self.dialect.quote, Self::CAPACITY);
         CompiledSql { sql, params: self.params, dialect: self.dialect.name }
     }
 
     /// The same text as [`Lowered::compiled`], written by sqlparser's own
-    /// pretty `Display`: the oracle `render` is tested against.
+    /// pretty `Display` of the same statement as sqlparser's AST
+    /// (`sql::oracle`): the oracle `render` is tested against.
     #[doc(hidden)]
     pub fn sqlparser_text(&self) -> String {
-        format!("{:#}", self.query)
+        format!("{:#}", super::oracle::query(&self.query, self.dialect.quote))
     }
 }
 
@@ -110,7 +111,7 @@ pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql
 }
 
 /// Lowers `plan` for `dialect` to an AST with its bound parameters.
-pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, Unsupported> {
+pub fn lower<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<Lowered<'p>, Unsupported> {
     if dialect.like == Like::Unsupported && plan.components.iter().flat_map(ComponentPlan::all_filters).any(|f| matches!(f.op, FilterOp::Like | FilterOp::NotLike)) {
         return Err(Unsupported::new(dialect.name, "case-sensitive LIKE"));
     }
@@ -128,7 +129,7 @@ pub fn lower(plan: &RequestPlan, dialect: &'static Dialect) -> Result<Lowered, U
 }
 
 /// The whole answer of `e.plan`, ordered and limited.
-fn answer(e: &mut Emitter) -> Result<Query, Unsupported> {
+fn answer<'p>(e: &mut Emitter<'p>) -> Result<Query<'p>, Unsupported> {
     let plan = e.plan;
     Ok(match &plan.combine {
         Combine::Single => match plan.components.first() {
@@ -147,6 +148,12 @@ fn limit_of(dialect: &Dialect, n: u32) -> Limit {
     }
 }
 
+/// The answer's key columns' output names: the time bucket's, then the
+/// group-bys'.
+fn output_key_names(plan: &RequestPlan) -> impl Iterator<Item = Name<'_>> {
+    plan.time.iter().map(|t| Name::Str(&t.name)).chain(plan.group_by.iter().map(|g| Name::Str(&g.output_name)))
+}
+
 /// How a SELECT names its columns.
 #[derive(Clone, Copy, PartialEq)]
 enum Naming {
@@ -156,8 +163,7 @@ enum Naming {
     Internal,
 }
 
-fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, reads: &[Read]) -> Result<Query, Unsupported> {
-    let q = e.dialect.quote;
+fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usize>, reads: &'p [Read]) -> Result<Query<'p>, Unsupported> {
     let plan = e.plan;
     // A component writes at most four CTEs; sized once, as each holds a
     // whole query by value.
@@ -171,27 +177,27 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
             }
             Transform::DailyCumulative(window, period_agg) => ctes.extend(daily_cumulative(e, c, *window, *period_agg, i)?),
             Transform::Converted(_) if c.conversion.as_ref().is_some_and(|x| x.credit.is_some()) => ctes.extend(credited_conversions(e, c, i)?),
-            _ => ctes.push(Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: select(e, c, Naming::Internal)? }),
+            _ => ctes.push(Cte { name: Name::Indexed("sb_m", i), columns: Vec::new(), query: select(e, c, Naming::Internal)? }),
         }
     }
     let n_keys = plan.key_count();
-    let key_cols: Vec<String> = (0..n_keys).map(|k| format!("sb_k{k}")).collect();
-    let (from, joins, key_exprs): (sqlparser::ast::TableFactor, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
+    let key_cols: Vec<Name> = (0..n_keys).map(|k| Name::Indexed("sb_k", k)).collect();
+    let (from, joins, key_exprs): (Relation, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
         // Ungrouped: every component is one row.
-        let mut read = reads.iter().map(|r| format!("sb_m{}", r.component));
-        let first = read.next().unwrap_or_else(|| "sb_m0".to_string());
-        let joins = read.map(|name| build::cross_join(build::table_ref(q, &name))).collect();
-        (build::table_ref(q, &first), joins, Vec::new())
+        let mut read = reads.iter().map(|r| Name::Indexed("sb_m", r.component));
+        let first = read.next().unwrap_or(Name::Indexed("sb_m", 0));
+        let joins = read.map(|name| ast::cross_join(ast::cte_ref(name))).collect();
+        (ast::cte_ref(first), joins, Vec::new())
     } else {
-        let key_select = |e: &mut Emitter, m: usize| {
-            let component = format!("sb_m{m}");
+        let key_select = |e: &mut Emitter<'p>, m: usize| {
+            let component = Name::Indexed("sb_m", m);
             let on_spine = plan.components.get(m).and_then(|c| Some((&c.transform, c.spine.as_ref()?, c.time.as_ref()?)));
             match on_spine {
-                Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, None, &component, &key_cols),
-                Some((Transform::ToGrainKeys(period), spine, time)) => spine_keys(e, spine, time, Some(*period), &component, &key_cols),
-                _ => build::query(SelectParts {
-                    projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, &component, k))).collect(),
-                    ..SelectParts::from(build::table_ref(q, &component))
+                Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, None, component, &key_cols),
+                Some((Transform::ToGrainKeys(period), spine, time)) => spine_keys(e, spine, time, Some(*period), component, &key_cols),
+                _ => ast::query(SelectParts {
+                    projection: key_cols.iter().map(|&k| Item::Expr(ast::column(component, k))).collect(),
+                    ..SelectParts::from(ast::cte_ref(component))
                 }),
             }
         };
@@ -200,38 +206,37 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
         let Some(first) = sources.next() else {
             return Err(Unsupported::new(e.dialect.name, "answer without keys"));
         };
-        let keys = sources.fold(first, build::union);
+        let keys = sources.fold(first, ast::union);
         let keys = match keys_end {
             None => keys,
-            Some(end) => keys_up_to_end(q, &key_cols, keys, end),
+            Some(end) => keys_up_to_end(&key_cols, keys, end),
         };
         let joins = reads
             .iter()
             .map(|r| {
-                let component = format!("sb_m{}", r.component);
+                let component = Name::Indexed("sb_m", r.component);
                 let class = plan.components.get(r.component).and_then(|c| c.time.as_ref()).map_or(TypeClass::Unknown, |t| t.class);
                 let on = key_cols
                     .iter()
                     .enumerate()
-                    .map(|(k, col)| match r.align {
+                    .map(|(k, &col)| match r.align {
                         // The value of the period's first bucket: match the key truncated to the period.
-                        Align::PeriodStart(period) if k == 0 => build::binary(
-                            build::column(q, &component, col),
-                            BinaryOperator::Eq,
-                            e.bucket_expr(build::column(q, "sb_keys", col), period, class),
+                        Align::PeriodStart(period) if k == 0 => ast::binary(
+                            ast::column(component, col),
+                            Op::Eq,
+                            e.bucket_expr(ast::column("sb_keys", col), period, class),
                         ),
-                        _ => e.null_safe_eq(build::column(q, "sb_keys", col), build::column(q, &component, col)),
+                        _ => e.null_safe_eq(ast::column("sb_keys", col), ast::column(component, col)),
                     })
                     .collect();
-                build::left_join(build::table_ref(q, &component), build::and_all(on).unwrap_or_else(|| build::number("1")))
+                ast::left_join(ast::cte_ref(component), ast::and_all(on).unwrap_or_else(|| ast::number("1")))
             })
             .collect();
-        let exprs = key_cols.iter().map(|k| build::column(q, "sb_keys", k)).collect();
-        (build::derived(keys, q, "sb_keys"), joins, exprs)
+        let exprs = key_cols.iter().map(|&k| ast::column("sb_keys", k)).collect();
+        (ast::derived(keys, "sb_keys"), joins, exprs)
     };
-    let names = plan.output_names();
-    let mut columns: Vec<(Expr, String)> = key_exprs.into_iter().zip(names.iter().cloned()).collect();
-    columns.extend(plan.outputs.iter().map(|o| (e.output(&o.expr, reads), o.name.clone())));
+    let mut columns: Vec<(Expr, Name)> = key_exprs.into_iter().zip(output_key_names(plan)).collect();
+    columns.extend(plan.outputs.iter().map(|o| (e.output(&o.expr, reads), Name::Str(&o.name))));
     let order_by = e.order_by(&columns);
     // A row some read component computed over fewer than k people is
     // withheld whole; a component with no row there (NULL) counted nobody.
@@ -239,15 +244,15 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
     let small_groups_out = floors
         .flat_map(|(i, f)| {
             (0..f.owners.len()).map(move |j| {
-                let n = build::column(q, &format!("sb_m{i}"), &format!("sb_n{j}"));
-                build::nested(build::binary(Expr::IsNull(Box::new(n.clone())), BinaryOperator::Or, at_least(n, f.k)))
+                let n = ast::column(("sb_m", i), ("sb_n", j));
+                ast::nested(ast::binary(ast::is_null(n.clone()), Op::Or, at_least(n, f.k)))
             })
         })
         .collect();
-    let outer = build::query(SelectParts {
-        projection: columns.into_iter().map(|(x, name)| build::aliased(x, q, &name)).collect(),
+    let outer = ast::query(SelectParts {
+        projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
         joins,
-        selection: build::and_all(small_groups_out),
+        selection: ast::and_all(small_groups_out),
         order_by,
         limit: Some(limit_of(e.dialect, plan.limit)),
         ..SelectParts::from(from)
@@ -261,12 +266,12 @@ fn combined(e: &mut Emitter, key_sources: &[usize], keys_end: Option<usize>, rea
             RecursiveCte::WithColumns => {}
         }
     }
-    Ok(build::with_recursive_ctes(ctes, recursive, q, outer))
+    Ok(ast::with_ctes(ctes, recursive, outer))
 }
 
 /// `COALESCE(value, v)`.
-fn coalesce(value: Expr, v: i64) -> Expr {
-    build::function("coalesce", vec![value, build::number(&v.to_string())], false)
+fn coalesce(value: Expr<'_>, v: i64) -> Expr<'_> {
+    ast::function("coalesce", vec![value, ast::number(v.to_string())], false)
 }
 
 /// A time-spine component's keys: the spine's buckets (as the request's
@@ -275,37 +280,36 @@ fn coalesce(value: Expr, v: i64) -> Expr {
 /// a key whose groups are NULL. `offset_to_grain` under `periods:
 /// any_input` (`start: Some(period)`): the buckets whose period starts with
 /// a bucket the component has rows for, as MetricFlow joins its spine.
-fn spine_keys(e: &mut Emitter, spine: &SpineKeys, time: &TimeBucket, start: Option<Grain>, component: &str, key_cols: &[String]) -> Query {
-    let q = e.dialect.quote;
+fn spine_keys<'p>(e: &mut Emitter<'p>, spine: &'p SpineKeys, time: &TimeBucket, start: Option<Grain>, component: Name<'p>, key_cols: &[Name<'p>]) -> Query<'p> {
     let periods = spine_select(e, spine, |e, day| e.bucket_expr(day, time.grain, time.class), "sb_k0");
-    let mut projection = vec![SelectItem::UnnamedExpr(build::column(q, "sb_periods", "sb_k0"))];
-    projection.extend(key_cols.iter().skip(1).map(|k| SelectItem::UnnamedExpr(build::column(q, component, k))));
-    let bucket = build::column(q, "sb_periods", "sb_k0");
+    let mut projection = vec![Item::Expr(ast::column("sb_periods", "sb_k0"))];
+    projection.extend(key_cols.iter().skip(1).map(|&k| Item::Expr(ast::column(component, k))));
+    let bucket = ast::column("sb_periods", "sb_k0");
     let join = match start {
-        None => build::left_join(build::table_ref(q, component), build::binary(bucket, BinaryOperator::Eq, build::column(q, component, "sb_k0"))),
+        None => ast::left_join(ast::cte_ref(component), ast::binary(bucket, Op::Eq, ast::column(component, "sb_k0"))),
         Some(period) => {
             let start = e.bucket_expr(bucket, period, time.class);
-            build::inner_join(build::table_ref(q, component), build::binary(build::column(q, component, "sb_k0"), BinaryOperator::Eq, start))
+            ast::inner_join(ast::cte_ref(component), ast::binary(ast::column(component, "sb_k0"), Op::Eq, start))
         }
     };
-    build::query(SelectParts { projection, joins: vec![join], ..SelectParts::from(build::derived(periods, q, "sb_periods")) })
+    ast::query(SelectParts { projection, joins: vec![join], ..SelectParts::from(ast::derived(periods, "sb_periods")) })
 }
 
 /// The moved keys that do not lie past the end of the data: a bucket is
 /// kept when the unmoved rows (`sb_m<end>`) have one at or after it; the
 /// NULL bucket stays.
-fn keys_up_to_end(q: char, key_cols: &[String], keys: Query, end: usize) -> Query {
-    let time = build::column(q, "sb_moved", "sb_k0");
-    let end_table = format!("sb_m{end}");
-    let not_past = build::exists(build::query(SelectParts {
-        projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
-        selection: Some(build::binary(build::column(q, &end_table, "sb_k0"), BinaryOperator::GtEq, time.clone())),
-        ..SelectParts::from(build::table_ref(q, &end_table))
+fn keys_up_to_end<'p>(key_cols: &[Name<'p>], keys: Query<'p>, end: usize) -> Query<'p> {
+    let time = ast::column("sb_moved", "sb_k0");
+    let end_table = Name::Indexed("sb_m", end);
+    let not_past = ast::exists(ast::query(SelectParts {
+        projection: vec![Item::Expr(ast::number("1"))],
+        selection: Some(ast::binary(ast::column(end_table, "sb_k0"), Op::GtEq, time.clone())),
+        ..SelectParts::from(ast::cte_ref(end_table))
     }));
-    build::query(SelectParts {
-        projection: key_cols.iter().map(|k| SelectItem::UnnamedExpr(build::column(q, "sb_moved", k))).collect(),
-        selection: Some(build::binary(Expr::IsNull(Box::new(time)), BinaryOperator::Or, not_past)),
-        ..SelectParts::from(build::derived(keys, q, "sb_moved"))
+    ast::query(SelectParts {
+        projection: key_cols.iter().map(|&k| Item::Expr(ast::column("sb_moved", k))).collect(),
+        selection: Some(ast::binary(ast::is_null(time), Op::Or, not_past)),
+        ..SelectParts::from(ast::derived(keys, "sb_moved"))
     })
 }
 
@@ -313,83 +317,81 @@ fn keys_up_to_end(q: char, key_cols: &[String], keys: Query, end: usize) -> Quer
 /// `sb_g<j>`, value `sb_m`, time `sb_t`), a recursive time spine of every
 /// bucket from the first row's to the last's (`sb_s<i>`: `sb_b`), and the
 /// aggregate of the rows inside each bucket's window (`sb_m<i>`).
-fn cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte>, Unsupported> {
-    let q = e.dialect.quote;
+fn cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: CumulativeWindow, i: usize) -> Result<Vec<Cte<'p>>, Unsupported> {
     let Some(t) = c.time.as_ref() else {
         return Err(Unsupported::new(e.dialect.name, "cumulative metric without a time grain"));
     };
-    let (r, s) = (format!("sb_r{i}"), format!("sb_s{i}"));
+    let (r, s) = (Name::Indexed("sb_r", i), Name::Indexed("sb_s", i));
     let owners = owners_of(c);
     let rows = window_rows(e, c, t);
 
-    let row_time = build::column(q, &r, "sb_t");
+    let row_time = ast::column(r, "sb_t");
     let one_bucket = Interval { count: 1, unit: t.grain };
-    let first = build::query(SelectParts {
+    let first = ast::query(SelectParts {
         projection: vec![
-            build::aliased(e.bucket_expr(build::function("min", vec![row_time.clone()], false), t.grain, t.class), q, "sb_b"),
-            build::aliased(build::function("max", vec![row_time.clone()], false), q, "sb_end"),
+            ast::aliased(e.bucket_expr(ast::function("min", vec![row_time.clone()], false), t.grain, t.class), "sb_b"),
+            ast::aliased(ast::function("max", vec![row_time.clone()], false), "sb_end"),
         ],
-        ..SelectParts::from(build::table_ref(q, &r))
+        ..SelectParts::from(ast::cte_ref(r))
     });
-    let next = e.as_bucket_type(e.add_interval(build::column(q, &s, "sb_b"), one_bucket, 1, t.class), t.class);
-    let step = build::query(SelectParts {
-        projection: vec![build::aliased(next.clone(), q, "sb_b"), build::aliased(build::column(q, &s, "sb_end"), q, "sb_end")],
-        selection: Some(build::binary(next, BinaryOperator::LtEq, build::column(q, &s, "sb_end"))),
-        ..SelectParts::from(build::table_ref(q, &s))
+    let next = e.as_bucket_type(e.add_interval(ast::column(s, "sb_b"), one_bucket, 1, t.class), t.class);
+    let step = ast::query(SelectParts {
+        projection: vec![ast::aliased(next.clone(), "sb_b"), ast::aliased(ast::column(s, "sb_end"), "sb_end")],
+        selection: Some(ast::binary(next, Op::LtEq, ast::column(s, "sb_end"))),
+        ..SelectParts::from(ast::cte_ref(s))
     });
-    let spine = build::union_all(first, step);
+    let spine = ast::union_all(first, step);
 
-    let bucket = build::column(q, &s, "sb_b");
+    let bucket = ast::column(s, "sb_b");
     let end = e.add_interval(bucket.clone(), one_bucket, 1, t.class);
-    let mut window_conditions = vec![build::binary(row_time.clone(), BinaryOperator::Lt, end.clone())];
+    let mut window_conditions = vec![ast::binary(row_time.clone(), Op::Lt, end.clone())];
     match window {
         CumulativeWindow::AllTime => {}
         CumulativeWindow::Rolling(w) => {
-            window_conditions.push(build::binary(row_time, BinaryOperator::GtEq, e.add_interval(end, w, -1, t.class)))
+            window_conditions.push(ast::binary(row_time, Op::GtEq, e.add_interval(end, w, -1, t.class)))
         }
         CumulativeWindow::GrainToDate(g) => {
-            window_conditions.push(build::binary(row_time, BinaryOperator::GtEq, e.bucket_expr(bucket.clone(), g, t.class)))
+            window_conditions.push(ast::binary(row_time, Op::GtEq, e.bucket_expr(bucket.clone(), g, t.class)))
         }
     }
-    let mut columns = vec![build::aliased(bucket.clone(), q, "sb_k0")];
+    let mut columns = vec![ast::aliased(bucket.clone(), "sb_k0")];
     let mut group_by = vec![bucket];
     for j in 0..e.plan.group_by.len() {
-        let g = build::column(q, &r, &format!("sb_g{j}"));
-        columns.push(build::aliased(g.clone(), q, &format!("sb_k{}", j + 1)));
+        let g = ast::column(r, ("sb_g", j));
+        columns.push(ast::aliased(g.clone(), ("sb_k", j + 1)));
         group_by.push(g);
     }
-    columns.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
+    columns.push(ast::aliased(e.aggregate(c, ast::column(r, "sb_m"))?, "sb_v"));
     // The people inside each bucket's window.
-    columns.extend(people_counts(q, &r, owners.len()).into_iter().enumerate().map(|(j, n)| build::aliased(n, q, &format!("sb_n{j}"))));
-    let window_join = build::and_all(window_conditions).unwrap_or_else(|| build::number("1"));
-    let aggregate = build::query(SelectParts {
+    columns.extend(people_counts(r, owners.len()).into_iter().enumerate().map(|(j, n)| ast::aliased(n, ("sb_n", j))));
+    let window_join = ast::and_all(window_conditions).unwrap_or_else(|| ast::number("1"));
+    let aggregate = ast::query(SelectParts {
         projection: columns,
-        joins: vec![build::inner_join(build::table_ref(q, &r), window_join)],
+        joins: vec![ast::inner_join(ast::cte_ref(r), window_join)],
         group_by,
-        ..SelectParts::from(build::table_ref(q, &s))
+        ..SelectParts::from(ast::cte_ref(s))
     });
     Ok(vec![
         Cte { name: r, columns: Vec::new(), query: rows },
-        Cte { name: s, columns: vec!["sb_b".into(), "sb_end".into()], query: spine },
-        Cte { name: format!("sb_m{i}"), columns: Vec::new(), query: aggregate },
+        Cte { name: s, columns: vec![Name::Str("sb_b"), Name::Str("sb_end")], query: spine },
+        Cte { name: Name::Indexed("sb_m", i), columns: Vec::new(), query: aggregate },
     ])
 }
 
 /// The rows a cumulative component accumulates: group keys `sb_g<j>`,
 /// value `sb_m`, time `sb_t` (and the people counted, under a group floor),
 /// one per anchor identity and keys when a to-many join repeats rows.
-fn window_rows(e: &mut Emitter, c: &ComponentPlan, t: &TimeBucket) -> Query {
-    let q = e.dialect.quote;
+fn window_rows<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, t: &'p TimeBucket) -> Query<'p> {
     let operand = e.measure_operand(c, &c.anchor.alias);
     let (from, joins, selection) = e.row_source(c);
     let mut projection = e.identity_items(c);
     projection.extend(e.plan.group_by.iter().enumerate().map(|(j, g)| {
-        build::aliased(build::column(q, &g.column.entity, &g.column.column), q, &format!("sb_g{j}"))
+        ast::aliased(ast::column(&g.column.entity, &g.column.column), ("sb_g", j))
     }));
-    projection.push(build::aliased(operand, q, "sb_m"));
-    projection.push(build::aliased(build::column(q, &t.dimension.entity, &t.dimension.column), q, "sb_t"));
-    projection.extend(owner_items(q, owners_of(c)));
-    build::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) })
+    projection.push(ast::aliased(operand, "sb_m"));
+    projection.push(ast::aliased(ast::column(&t.dimension.entity, &t.dimension.column), "sb_t"));
+    projection.extend(owner_items(owners_of(c)));
+    ast::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) })
 }
 
 /// A cumulative computed per day of the time spine (MetricFlow's way) as
@@ -401,76 +403,75 @@ fn window_rows(e: &mut Emitter, c: &ComponentPlan, t: &TimeBucket) -> Query {
 /// of its first or last day (`sb_p<i>` picks that day). Windows compare
 /// whole days: a row's day is in the window of day `d` when it is at most
 /// `d` and, for a rolling window, after `d` minus the window.
-fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow, period_agg: PeriodAgg, i: usize) -> Result<Vec<Cte>, Unsupported> {
-    let q = e.dialect.quote;
+fn daily_cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: CumulativeWindow, period_agg: PeriodAgg, i: usize) -> Result<Vec<Cte<'p>>, Unsupported> {
     let (Some(t), Some(spine)) = (c.time.as_ref(), c.spine.as_ref()) else {
         return Err(Unsupported::new(e.dialect.name, "cumulative metric per day without a time grain and a time spine"));
     };
     if c.group_floor.is_some() {
         return Err(Unsupported::new(e.dialect.name, "cumulative metric per day over quasi-identifiers under min_group_size"));
     }
-    let (r, s, d, p, m) = (format!("sb_r{i}"), format!("sb_s{i}"), format!("sb_d{i}"), format!("sb_p{i}"), format!("sb_m{i}"));
+    let (r, s, d, p, m) = (Name::Indexed("sb_r", i), Name::Indexed("sb_s", i), Name::Indexed("sb_d", i), Name::Indexed("sb_p", i), Name::Indexed("sb_m", i));
     let rows = window_rows(e, c, t);
     let days = spine_select(e, spine, |_, day| day, "sb_b");
 
-    let day = build::column(q, &s, "sb_b");
-    let row_day = e.bucket_expr(build::column(q, &r, "sb_t"), Grain::Day, t.class);
-    let mut in_window = vec![build::binary(row_day.clone(), BinaryOperator::LtEq, day.clone())];
+    let day = ast::column(s, "sb_b");
+    let row_day = e.bucket_expr(ast::column(r, "sb_t"), Grain::Day, t.class);
+    let mut in_window = vec![ast::binary(row_day.clone(), Op::LtEq, day.clone())];
     match window {
         CumulativeWindow::AllTime => {}
         CumulativeWindow::Rolling(w) => {
-            in_window.push(build::binary(row_day, BinaryOperator::Gt, e.add_interval(day.clone(), w, -1, TypeClass::Date)))
+            in_window.push(ast::binary(row_day, Op::Gt, e.add_interval(day.clone(), w, -1, TypeClass::Date)))
         }
-        CumulativeWindow::GrainToDate(g) => in_window.push(build::binary(row_day, BinaryOperator::GtEq, e.bucket_expr(day.clone(), g, TypeClass::Date))),
+        CumulativeWindow::GrainToDate(g) => in_window.push(ast::binary(row_day, Op::GtEq, e.bucket_expr(day.clone(), g, TypeClass::Date))),
     }
     let n_groups = e.plan.group_by.len();
-    let groups = |table: &str| (0..n_groups).map(|j| build::column(q, table, &format!("sb_g{j}"))).collect::<Vec<_>>();
-    let mut projection = vec![build::aliased(day.clone(), q, "sb_b")];
-    projection.extend(groups(&r).into_iter().enumerate().map(|(j, g)| build::aliased(g, q, &format!("sb_g{j}"))));
-    projection.push(build::aliased(e.aggregate(c, build::column(q, &r, "sb_m"))?, q, "sb_v"));
-    let daily = build::query(SelectParts {
+    let groups = |table: Name<'p>| (0..n_groups).map(|j| ast::column(table, ("sb_g", j))).collect::<Vec<_>>();
+    let mut projection = vec![ast::aliased(day.clone(), "sb_b")];
+    projection.extend(groups(r).into_iter().enumerate().map(|(j, g)| ast::aliased(g, ("sb_g", j))));
+    projection.push(ast::aliased(e.aggregate(c, ast::column(r, "sb_m"))?, "sb_v"));
+    let daily = ast::query(SelectParts {
         projection,
-        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(in_window).unwrap_or_else(|| build::number("1")))],
-        group_by: std::iter::once(day).chain(groups(&r)).collect(),
-        ..SelectParts::from(build::table_ref(q, &s))
+        joins: vec![ast::inner_join(ast::cte_ref(r), ast::and_all(in_window).unwrap_or_else(|| ast::number("1")))],
+        group_by: std::iter::once(day).chain(groups(r)).collect(),
+        ..SelectParts::from(ast::cte_ref(s))
     });
 
     // Each day's bucket, typed as the component's time dimension is.
-    let bucket = |e: &Emitter, table: &str| e.bucket_expr(build::column(q, table, "sb_b"), t.grain, t.class);
-    let keys = |e: &Emitter, table: &str| {
-        let mut k = vec![build::aliased(bucket(e, table), q, "sb_k0")];
-        k.extend(groups(table).into_iter().enumerate().map(|(j, g)| build::aliased(g, q, &format!("sb_k{}", j + 1))));
+    let bucket = |e: &Emitter<'p>, table: Name<'p>| e.bucket_expr(ast::column(table, "sb_b"), t.grain, t.class);
+    let keys = |e: &Emitter<'p>, table: Name<'p>| {
+        let mut k = vec![ast::aliased(bucket(e, table), "sb_k0")];
+        k.extend(groups(table).into_iter().enumerate().map(|(j, g)| ast::aliased(g, ("sb_k", j + 1))));
         k
     };
-    let group_by = |e: &Emitter, table: &str| std::iter::once(bucket(e, table)).chain(groups(table)).collect::<Vec<_>>();
+    let group_by = |e: &Emitter<'p>, table: Name<'p>| std::iter::once(bucket(e, table)).chain(groups(table)).collect::<Vec<_>>();
     let mut ctes = vec![
         Cte { name: r, columns: Vec::new(), query: rows },
         Cte { name: s, columns: Vec::new(), query: days },
-        Cte { name: d.clone(), columns: Vec::new(), query: daily },
+        Cte { name: d, columns: Vec::new(), query: daily },
     ];
     let per_bucket = match period_agg {
         PeriodAgg::Average => {
-            let value = build::column(q, &d, "sb_v");
-            let value = if e.dialect.avg_as_double { build::cast(value, build::named_type(e.dialect.double_type)) } else { value };
-            let mut projection = keys(e, &d);
-            projection.push(build::aliased(build::function("avg", vec![value], false), q, "sb_v"));
-            build::query(SelectParts { projection, group_by: group_by(e, &d), ..SelectParts::from(build::table_ref(q, &d)) })
+            let value = ast::column(d, "sb_v");
+            let value = if e.dialect.avg_as_double { ast::cast(value, Type::Named(e.dialect.double_type)) } else { value };
+            let mut projection = keys(e, d);
+            projection.push(ast::aliased(ast::function("avg", vec![value], false), "sb_v"));
+            ast::query(SelectParts { projection, group_by: group_by(e, d), ..SelectParts::from(ast::cte_ref(d)) })
         }
         PeriodAgg::First | PeriodAgg::Last => {
             let pick = if period_agg == PeriodAgg::First { "min" } else { "max" };
-            let mut projection = keys(e, &d);
-            projection.push(build::aliased(build::function(pick, vec![build::column(q, &d, "sb_b")], false), q, "sb_pick"));
-            let picked = build::query(SelectParts { projection, group_by: group_by(e, &d), ..SelectParts::from(build::table_ref(q, &d)) });
-            ctes.push(Cte { name: p.clone(), columns: Vec::new(), query: picked });
-            let mut on = vec![build::binary(build::column(q, &d, "sb_b"), BinaryOperator::Eq, build::column(q, &p, "sb_pick"))];
-            on.extend((0..n_groups).map(|j| e.null_safe_eq(build::column(q, &d, &format!("sb_g{j}")), build::column(q, &p, &format!("sb_k{}", j + 1)))));
-            let mut projection: Vec<SelectItem> =
-                (0..=n_groups).map(|k| SelectItem::UnnamedExpr(build::column(q, &p, &format!("sb_k{k}")))).collect();
-            projection.push(build::aliased(build::column(q, &d, "sb_v"), q, "sb_v"));
-            build::query(SelectParts {
+            let mut projection = keys(e, d);
+            projection.push(ast::aliased(ast::function(pick, vec![ast::column(d, "sb_b")], false), "sb_pick"));
+            let picked = ast::query(SelectParts { projection, group_by: group_by(e, d), ..SelectParts::from(ast::cte_ref(d)) });
+            ctes.push(Cte { name: p, columns: Vec::new(), query: picked });
+            let mut on = vec![ast::binary(ast::column(d, "sb_b"), Op::Eq, ast::column(p, "sb_pick"))];
+            on.extend((0..n_groups).map(|j| e.null_safe_eq(ast::column(d, ("sb_g", j)), ast::column(p, ("sb_k", j + 1)))));
+            let mut projection: Vec<Item> =
+                (0..=n_groups).map(|k| Item::Expr(ast::column(p, ("sb_k", k)))).collect();
+            projection.push(ast::aliased(ast::column(d, "sb_v"), "sb_v"));
+            ast::query(SelectParts {
                 projection,
-                joins: vec![build::inner_join(build::table_ref(q, &d), build::and_all(on).unwrap_or_else(|| build::number("1")))],
-                ..SelectParts::from(build::table_ref(q, &p))
+                joins: vec![ast::inner_join(ast::cte_ref(d), ast::and_all(on).unwrap_or_else(|| ast::number("1")))],
+                ..SelectParts::from(ast::cte_ref(p))
             })
         }
     };
@@ -487,68 +488,67 @@ fn daily_cumulative(e: &mut Emitter, c: &ComponentPlan, window: CumulativeWindow
 /// minus the window), ranked latest base day first, then earliest base time
 /// (`sb_j<i>`); and the
 /// measure over the credited (first-ranked) rows per answer keys (`sb_m<i>`).
-fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<Vec<Cte>, Unsupported> {
-    let q = e.dialect.quote;
+fn credited_conversions<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, i: usize) -> Result<Vec<Cte<'p>>, Unsupported> {
     let Some((conv, credit)) = c.conversion.as_ref().and_then(|x| Some((x, x.credit.as_ref()?))) else {
         return Err(Unsupported::new(e.dialect.name, "credited conversions without a conversion"));
     };
     if c.group_floor.is_some() {
         return Err(Unsupported::new(e.dialect.name, "credited conversions over quasi-identifiers under min_group_size"));
     }
-    let (r, cv, j, m) = (format!("sb_r{i}"), format!("sb_c{i}"), format!("sb_j{i}"), format!("sb_m{i}"));
+    let (r, cv, j, m) = (Name::Indexed("sb_r", i), Name::Indexed("sb_c", i), Name::Indexed("sb_j", i), Name::Indexed("sb_m", i));
     let anchor = c.anchor.alias.as_str();
 
     let keys = answer_keys(e, c);
     let n_keys = keys.len();
     let (from, joins, selection) = e.row_source(c);
-    let mut projection: Vec<SelectItem> = keys.into_iter().enumerate().map(|(k, (x, _))| build::aliased(x, q, &format!("sb_k{k}"))).collect();
-    projection.extend(conv.keys.iter().enumerate().map(|(k, (base, _))| build::aliased(build::column(q, anchor, base), q, &format!("sb_e{k}"))));
-    let base_day = e.bucket_expr(build::column(q, anchor, &conv.base_time), Grain::Day, conv.base_class);
-    projection.push(build::aliased(base_day, q, "sb_bd"));
-    projection.push(build::aliased(build::column(q, anchor, &conv.base_time), q, "sb_bt"));
-    let base_rows = build::query(SelectParts { projection, joins, selection, ..SelectParts::from(from) });
+    let mut projection: Vec<Item> = keys.into_iter().enumerate().map(|(k, (x, _))| ast::aliased(x, ("sb_k", k))).collect();
+    projection.extend(conv.keys.iter().enumerate().map(|(k, (base, _))| ast::aliased(ast::column(anchor, base), ("sb_e", k))));
+    let base_day = e.bucket_expr(ast::column(anchor, &conv.base_time), Grain::Day, conv.base_class);
+    projection.push(ast::aliased(base_day, "sb_bd"));
+    projection.push(ast::aliased(ast::column(anchor, &conv.base_time), "sb_bt"));
+    let base_rows = ast::query(SelectParts { projection, joins, selection, ..SelectParts::from(from) });
 
-    let mut projection: Vec<SelectItem> =
-        credit.identity.iter().enumerate().map(|(k, col)| build::aliased(build::column(q, &conv.alias, col), q, &format!("sb_id{k}"))).collect();
-    projection.extend(conv.keys.iter().enumerate().map(|(k, (_, col))| build::aliased(build::column(q, &conv.alias, col), q, &format!("sb_e{k}"))));
-    projection.push(build::aliased(e.bucket_expr(build::column(q, &conv.alias, &conv.time), Grain::Day, credit.class), q, "sb_cd"));
-    projection.push(build::aliased(e.measure_operand(c, &conv.alias), q, "sb_m"));
-    let selection = build::and_all(conv.filters.iter().map(|f| e.filter(f)).collect());
+    let mut projection: Vec<Item> =
+        credit.identity.iter().enumerate().map(|(k, col)| ast::aliased(ast::column(&conv.alias, col), ("sb_id", k))).collect();
+    projection.extend(conv.keys.iter().enumerate().map(|(k, (_, col))| ast::aliased(ast::column(&conv.alias, col), ("sb_e", k))));
+    projection.push(ast::aliased(e.bucket_expr(ast::column(&conv.alias, &conv.time), Grain::Day, credit.class), "sb_cd"));
+    projection.push(ast::aliased(e.measure_operand(c, &conv.alias), "sb_m"));
+    let selection = ast::and_all(conv.filters.iter().map(|f| e.filter(f)).collect());
     let conversion_rows =
-        build::query(SelectParts { projection, selection, ..SelectParts::from(e.table(&conv.table, &conv.alias, &conv.computed)) });
+        ast::query(SelectParts { projection, selection, ..SelectParts::from(e.table(&conv.table, &conv.alias, &conv.computed)) });
 
-    let (base_day, conv_day) = (build::column(q, &r, "sb_bd"), build::column(q, &cv, "sb_cd"));
+    let (base_day, conv_day) = (ast::column(r, "sb_bd"), ast::column(cv, "sb_cd"));
     let mut on: Vec<Expr> = (0..conv.keys.len())
-        .map(|k| build::binary(build::column(q, &r, &format!("sb_e{k}")), BinaryOperator::Eq, build::column(q, &cv, &format!("sb_e{k}"))))
+        .map(|k| ast::binary(ast::column(r, ("sb_e", k)), Op::Eq, ast::column(cv, ("sb_e", k))))
         .collect();
-    on.push(build::binary(base_day.clone(), BinaryOperator::LtEq, conv_day.clone()));
+    on.push(ast::binary(base_day.clone(), Op::LtEq, conv_day.clone()));
     if let Some(w) = conv.window {
-        on.push(build::binary(base_day.clone(), BinaryOperator::Gt, e.add_interval(conv_day, w, -1, credit.class)));
+        on.push(ast::binary(base_day.clone(), Op::Gt, e.add_interval(conv_day, w, -1, credit.class)));
     }
-    let answer_keys = |table: &str| (0..n_keys).map(|k| build::column(q, table, &format!("sb_k{k}"))).collect::<Vec<_>>();
+    let answer_keys = |table: Name<'p>| (0..n_keys).map(|k| ast::column(table, ("sb_k", k))).collect::<Vec<_>>();
     // The latest base day; within it, the earliest base row (MetricFlow
     // leaves that tie to the engine's sort, which keeps the rows' order).
-    let mut order = vec![build::order_key(base_day, true, None), build::order_key(build::column(q, &r, "sb_bt"), false, None)];
-    order.extend(answer_keys(&r).into_iter().map(|k| build::order_key(k, false, None)));
-    let partition = (0..credit.identity.len()).map(|k| build::column(q, &cv, &format!("sb_id{k}"))).collect();
-    let mut projection: Vec<SelectItem> =
-        answer_keys(&r).into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
-    projection.push(build::aliased(build::column(q, &cv, "sb_m"), q, "sb_m"));
-    projection.push(build::aliased(build::row_number(partition, order), q, "sb_rank"));
-    let pairs = build::query(SelectParts {
+    let mut order = vec![ast::order_key(base_day, true, None), ast::order_key(ast::column(r, "sb_bt"), false, None)];
+    order.extend(answer_keys(r).into_iter().map(|k| ast::order_key(k, false, None)));
+    let partition = (0..credit.identity.len()).map(|k| ast::column(cv, ("sb_id", k))).collect();
+    let mut projection: Vec<Item> =
+        answer_keys(r).into_iter().enumerate().map(|(k, x)| ast::aliased(x, ("sb_k", k))).collect();
+    projection.push(ast::aliased(ast::column(cv, "sb_m"), "sb_m"));
+    projection.push(ast::aliased(ast::row_number(partition, order), "sb_rank"));
+    let pairs = ast::query(SelectParts {
         projection,
-        joins: vec![build::inner_join(build::table_ref(q, &r), build::and_all(on).unwrap_or_else(|| build::number("1")))],
-        ..SelectParts::from(build::table_ref(q, &cv))
+        joins: vec![ast::inner_join(ast::cte_ref(r), ast::and_all(on).unwrap_or_else(|| ast::number("1")))],
+        ..SelectParts::from(ast::cte_ref(cv))
     });
 
-    let mut projection: Vec<SelectItem> =
-        answer_keys(&j).into_iter().enumerate().map(|(k, x)| build::aliased(x, q, &format!("sb_k{k}"))).collect();
-    projection.push(build::aliased(e.aggregate(c, build::column(q, &j, "sb_m"))?, q, "sb_v"));
-    let credited = build::query(SelectParts {
+    let mut projection: Vec<Item> =
+        answer_keys(j).into_iter().enumerate().map(|(k, x)| ast::aliased(x, ("sb_k", k))).collect();
+    projection.push(ast::aliased(e.aggregate(c, ast::column(j, "sb_m"))?, "sb_v"));
+    let credited = ast::query(SelectParts {
         projection,
-        selection: Some(build::binary(build::column(q, &j, "sb_rank"), BinaryOperator::Eq, build::number("1"))),
-        group_by: answer_keys(&j),
-        ..SelectParts::from(build::table_ref(q, &j))
+        selection: Some(ast::binary(ast::column(j, "sb_rank"), Op::Eq, ast::number("1"))),
+        group_by: answer_keys(j),
+        ..SelectParts::from(ast::cte_ref(j))
     });
     Ok(vec![
         Cte { name: r, columns: Vec::new(), query: base_rows },
@@ -560,52 +560,50 @@ fn credited_conversions(e: &mut Emitter, c: &ComponentPlan, i: usize) -> Result<
 
 /// A component's answer keys over its rows, with their output names, in
 /// output order: the time bucket, then the group-bys.
-fn answer_keys(e: &Emitter, c: &ComponentPlan) -> Vec<(Expr, String)> {
+fn answer_keys<'p>(e: &Emitter<'p>, c: &'p ComponentPlan) -> Vec<(Expr<'p>, Name<'p>)> {
     let plan = e.plan;
-    let mut keys: Vec<(Expr, String)> = Vec::new();
+    let mut keys: Vec<(Expr, Name)> = Vec::new();
     if let (Some(t), Some(out)) = (&c.time, &plan.time) {
-        keys.push((e.time_bucket(t), out.name.clone()));
+        keys.push((e.time_bucket(t), Name::Str(&out.name)));
     }
     for g in &plan.group_by {
-        let column = build::column(e.dialect.quote, &g.column.entity, &g.column.column);
+        let column = ast::column(&g.column.entity, &g.column.column);
         let key = match g.derived {
-            Some(Derived::Part(part)) => build::from_template((e.dialect.date_part)(part), e.dialect, &column),
+            Some(Derived::Part(part)) => ast::from_template((e.dialect.date_part)(part), e.dialect, column),
             Some(Derived::Bucket(grain)) => e.bucket_expr(column, grain, g.class),
             None => column,
         };
-        keys.push((key, g.output_name.clone()));
+        keys.push((key, Name::Str(&g.output_name)));
     }
     keys
 }
 
 /// `SELECT DISTINCT day_to(spine.column) AS alias FROM spine WHERE the
 /// request's time filters`: the spine's days, or its periods.
-fn spine_select(e: &mut Emitter, spine: &SpineKeys, day_to: impl FnOnce(&Emitter, Expr) -> Expr, alias: &str) -> Query {
-    let q = e.dialect.quote;
-    let selection = build::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
-    let day = day_to(e, build::column(q, "sb_spine", &spine.column));
-    build::query(SelectParts {
+fn spine_select<'p>(e: &mut Emitter<'p>, spine: &'p SpineKeys, day_to: impl FnOnce(&Emitter<'p>, Expr<'p>) -> Expr<'p>, alias: &'static str) -> Query<'p> {
+    let selection = ast::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
+    let day = day_to(e, ast::column("sb_spine", &spine.column));
+    ast::query(SelectParts {
         distinct: true,
-        projection: vec![build::aliased(day, q, alias)],
+        projection: vec![ast::aliased(day, alias)],
         selection,
-        ..SelectParts::from(build::table(q, &spine.table.schema, &spine.table.table, "sb_spine"))
+        ..SelectParts::from(ast::table(&spine.table.schema, &spine.table.table, "sb_spine"))
     })
 }
 
 /// One component's SELECT.
-fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, Unsupported> {
-    let q = e.dialect.quote;
+fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Result<Query<'p>, Unsupported> {
     let plan = e.plan;
     let anchor = &c.anchor.alias;
 
     let mut keys = answer_keys(e, c);
     let metric_name = match naming {
-        Naming::Output => plan.outputs.first().map_or_else(|| c.metric.clone(), |o| o.name.clone()),
+        Naming::Output => Name::Str(plan.outputs.first().map_or(&c.metric, |o| &o.name)),
         Naming::Internal => {
             for (i, k) in keys.iter_mut().enumerate() {
-                k.1 = format!("sb_k{i}");
+                k.1 = Name::Indexed("sb_k", i);
             }
-            "sb_v".to_string()
+            Name::Str("sb_v")
         }
     };
     let operand = e.measure_operand(c, anchor);
@@ -615,43 +613,42 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
     let owners = owners_of(c);
     let (outer_keys, aggregate, people, from, joins, selection): (_, _, Vec<Expr>, _, _, _) = if !deduplicated && c.non_additive.is_none() {
         let aggregate = e.aggregate(c, operand)?;
-        let people = owners.iter().map(|(alias, id)| build::function("count", vec![build::column(q, alias, id)], true)).collect();
+        let people = owners.iter().map(|(alias, id)| ast::function("count", vec![ast::column(alias, id)], true)).collect();
         (keys, aggregate, people, from, joins, selection)
     } else {
         // Rows first (one per anchor identity and keys when a to-many join
         // repeats them; each with its window's last time when non-additive),
         // aggregated after.
         let mut inner = e.identity_items(c);
-        inner.extend(keys.iter().enumerate().map(|(i, (k, _))| build::aliased(k.clone(), q, &format!("sb_k{i}"))));
-        inner.push(build::aliased(operand, q, "sb_m"));
+        inner.extend(keys.iter().enumerate().map(|(i, (k, _))| ast::aliased(k.clone(), ("sb_k", i))));
+        inner.push(ast::aliased(operand, "sb_m"));
         // Each owner is reached over to-one joins: one per anchor row, so
         // carrying it adds no row to the deduplicated set.
-        inner.extend(owner_items(q, owners));
+        inner.extend(owner_items(owners));
         let mut kept = None;
         if let Some(na) = &c.non_additive {
-            let time = build::column(q, anchor, &na.column);
+            let time = ast::column(anchor, &na.column);
             let mut partition: Vec<Expr> = c.time.iter().filter_map(|_| keys.first().map(|k| k.0.clone())).collect();
-            partition.extend(na.per.iter().map(|p| build::column(q, anchor, p)));
+            partition.extend(na.per.iter().map(|p| ast::column(anchor, p)));
             let pick = if na.window == WindowChoice::Last { "max" } else { "min" };
-            inner.push(build::aliased(time.clone(), q, "sb_t"));
-            inner.push(build::aliased(build::window_function(pick, time, partition), q, "sb_w"));
-            kept = Some(build::binary(build::column(q, ROWS, "sb_t"), BinaryOperator::Eq, build::column(q, ROWS, "sb_w")));
+            inner.push(ast::aliased(time.clone(), "sb_t"));
+            inner.push(ast::aliased(ast::window_function(pick, time, partition), "sb_w"));
+            kept = Some(ast::binary(ast::column(ROWS, "sb_t"), Op::Eq, ast::column(ROWS, "sb_w")));
         }
-        let rows = build::query(SelectParts { distinct: deduplicated, projection: inner, joins, selection, ..SelectParts::from(from) });
-        let outer_keys: Vec<(Expr, String)> =
-            keys.iter().enumerate().map(|(i, (_, name))| (build::column(q, ROWS, &format!("sb_k{i}")), name.clone())).collect();
-        let aggregate = e.aggregate(c, build::column(q, ROWS, "sb_m"))?;
-        let people = people_counts(q, ROWS, owners.len());
-        (outer_keys, aggregate, people, build::derived(rows, q, ROWS), Vec::new(), kept)
+        let rows = ast::query(SelectParts { distinct: deduplicated, projection: inner, joins, selection, ..SelectParts::from(from) });
+        let outer_keys: Vec<(Expr, Name)> = keys.iter().enumerate().map(|(i, &(_, name))| (ast::column(ROWS, ("sb_k", i)), name)).collect();
+        let aggregate = e.aggregate(c, ast::column(ROWS, "sb_m"))?;
+        let people = people_counts(Name::Str(ROWS), owners.len());
+        (outer_keys, aggregate, people, ast::derived(rows, ROWS), Vec::new(), kept)
     };
     let mut columns = outer_keys.clone();
     columns.push((aggregate, metric_name));
     let mut having = None;
     if let Some(floor) = &c.group_floor {
         match naming {
-            Naming::Output => having = build::and_all(people.into_iter().map(|n| at_least(n, floor.k)).collect()),
+            Naming::Output => having = ast::and_all(people.into_iter().map(|n| at_least(n, floor.k)).collect()),
             // The combined answer drops the row (never reads it as 0 or NULL).
-            Naming::Internal => columns.extend(people.into_iter().enumerate().map(|(j, n)| (n, format!("sb_n{j}")))),
+            Naming::Internal => columns.extend(people.into_iter().enumerate().map(|(j, n)| (n, Name::Indexed("sb_n", j)))),
         }
     }
     let (order_by, limit) = match naming {
@@ -659,8 +656,8 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
         Naming::Internal => (Vec::new(), None),
     };
     // ORDER BY is built: the columns move into the projection.
-    Ok(build::query(SelectParts {
-        projection: columns.into_iter().map(|(x, name)| build::aliased(x, q, &name)).collect(),
+    Ok(ast::query(SelectParts {
+        projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
         joins,
         selection,
         group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
@@ -673,20 +670,20 @@ fn select(e: &mut Emitter, c: &ComponentPlan, naming: Naming) -> Result<Query, U
 
 /// The operator of a comparison op (`eq` … `gte`); the others are no
 /// comparison and never reach here (`=` stands in).
-fn comparison(op: FilterOp) -> BinaryOperator {
+fn comparison(op: FilterOp) -> Op {
     match op {
-        FilterOp::Ne => BinaryOperator::NotEq,
-        FilterOp::Lt => BinaryOperator::Lt,
-        FilterOp::Lte => BinaryOperator::LtEq,
-        FilterOp::Gt => BinaryOperator::Gt,
-        FilterOp::Gte => BinaryOperator::GtEq,
-        _ => BinaryOperator::Eq,
+        FilterOp::Ne => Op::NotEq,
+        FilterOp::Lt => Op::Lt,
+        FilterOp::Lte => Op::LtEq,
+        FilterOp::Gt => Op::Gt,
+        FilterOp::Gte => Op::GtEq,
+        _ => Op::Eq,
     }
 }
 
 /// `1 = 1` or `1 = 0`: what a predicate with nothing to compare keeps.
-fn constant(keep: bool) -> Expr {
-    build::binary(build::number("1"), BinaryOperator::Eq, build::number(if keep { "1" } else { "0" }))
+fn constant(keep: bool) -> Expr<'static> {
+    ast::binary(ast::number("1"), Op::Eq, ast::number(if keep { "1" } else { "0" }))
 }
 
 /// The `(alias, identity)` of each entity whose people a component counts
@@ -696,18 +693,18 @@ fn owners_of(c: &ComponentPlan) -> &[(String, String)] {
 }
 
 /// `alias.identity AS sb_o<j>` per owner: the people carried through a row set.
-fn owner_items(q: char, owners: &[(String, String)]) -> impl Iterator<Item = SelectItem> + '_ {
-    owners.iter().enumerate().map(move |(j, (alias, id))| build::aliased(build::column(q, alias, id), q, &format!("sb_o{j}")))
+fn owner_items(owners: &[(String, String)]) -> impl Iterator<Item = Item<'_>> + '_ {
+    owners.iter().enumerate().map(move |(j, (alias, id))| ast::aliased(ast::column(alias, id), ("sb_o", j)))
 }
 
 /// `COUNT(DISTINCT rows.sb_o<j>)` per owner: the people in each group.
-fn people_counts(q: char, rows: &str, owners: usize) -> Vec<Expr> {
-    (0..owners).map(|j| build::function("count", vec![build::column(q, rows, &format!("sb_o{j}"))], true)).collect()
+fn people_counts<'p>(rows: Name<'p>, owners: usize) -> Vec<Expr<'p>> {
+    (0..owners).map(|j| ast::function("count", vec![ast::column(rows, ("sb_o", j))], true)).collect()
 }
 
 /// `n >= k`: a group of at least the policy's minimum size.
-fn at_least(n: Expr, k: u32) -> Expr {
-    build::binary(n, BinaryOperator::GtEq, build::number(&k.to_string()))
+fn at_least(n: Expr<'_>, k: u32) -> Expr<'_> {
+    ast::binary(n, Op::GtEq, ast::number(k.to_string()))
 }
 
 struct Emitter<'p> {
@@ -715,12 +712,12 @@ struct Emitter<'p> {
     params: Vec<Value>,
     plan: &'p RequestPlan,
     /// Computed columns' expressions by their SQL text, parsed for the dialect.
-    computed: HashMap<&'p str, Expr>,
+    computed: HashMap<&'p str, Arc<sqlparser::ast::Expr>>,
 }
 
 /// Parses every computed column the plan reads, for `dialect`: one that
 /// does not parse fails the whole statement, naming the column.
-fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<HashMap<&'p str, Expr>, Unsupported> {
+fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<HashMap<&'p str, Arc<sqlparser::ast::Expr>>, Unsupported> {
     let mut parsed = HashMap::new();
     for c in &plan.components {
         let relations = std::iter::once(&c.anchor).chain(c.joins.iter().map(|j| &j.to)).chain(c.semi_joins.iter().flat_map(|s| s.steps.iter().map(|j| &j.to)));
@@ -730,7 +727,7 @@ fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Resul
                 if parsed.contains_key(sql.as_str()) {
                     continue;
                 }
-                let e = build::parse_expression(sql, dialect).map_err(|why| Unsupported {
+                let e = super::build::parse_expression(sql, dialect).map_err(|why| Unsupported {
                     dialect: dialect.name,
                     feature: format!("reading of computed column `{entity}.{name}` (its expr is not one {} expression: {why})", dialect.name),
                     model_expression: Some(crate::model::ColumnRef { entity: entity.to_string(), column: name.clone() }),
@@ -742,96 +739,92 @@ fn parse_computed<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Resul
     Ok(parsed)
 }
 
-impl Emitter<'_> {
-
-    fn null_safe_eq(&self, a: Expr, b: Expr) -> Expr {
+impl<'p> Emitter<'p> {
+    fn null_safe_eq(&self, a: Expr<'p>, b: Expr<'p>) -> Expr<'p> {
         match self.dialect.null_safe_eq {
             // Parenthesised: sqlparser (and so DataFusion) reads the right side
             // of IS NOT DISTINCT FROM up to a following AND (`b AND c …`).
-            NullSafeEq::IsNotDistinctFrom => build::nested(Expr::IsNotDistinctFrom(Box::new(a), Box::new(b))),
-            NullSafeEq::Spaceship => build::binary(a, BinaryOperator::Spaceship, b),
+            NullSafeEq::IsNotDistinctFrom => ast::nested(Expr::IsNotDistinctFrom(Box::new(a), Box::new(b))),
+            NullSafeEq::Spaceship => ast::binary(a, Op::Spaceship, b),
         }
     }
 
     /// An output metric's value in the combined query: components are
     /// `"sb_m<i>"."sb_v"`, 0 where the plan says a missing value is 0;
     /// division is floating-point and NULL on a zero divisor.
-    fn output(&self, e: &OutputExpr, reads: &[Read]) -> Expr {
-        let q = self.dialect.quote;
+    fn output(&self, e: &'p OutputExpr, reads: &[Read]) -> Expr<'p> {
         match e {
             OutputExpr::Component(i) => {
-                let value = build::column(q, &format!("sb_m{i}"), "sb_v");
+                let value = ast::column(("sb_m", *i), "sb_v");
                 match reads.iter().find(|r| r.component == *i).and_then(|r| r.missing.value()) {
                     Some(v) => coalesce(value, v),
                     None => value,
                 }
             }
-            OutputExpr::Number(n) => build::number(n),
-            OutputExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.output(inner, reads)) },
-            OutputExpr::Binary(ArithOp::Div, l, r) => build::nested(build::binary(
-                build::cast(self.output(l, reads), build::named_type(self.dialect.double_type)),
-                BinaryOperator::Divide,
-                build::null_if_zero(self.output(r, reads)),
+            OutputExpr::Number(n) => ast::number(n.as_str()),
+            OutputExpr::Neg(inner) => Expr::Neg(Box::new(self.output(inner, reads))),
+            OutputExpr::Binary(ArithOp::Div, l, r) => ast::nested(ast::binary(
+                ast::cast(self.output(l, reads), Type::Named(self.dialect.double_type)),
+                Op::Divide,
+                ast::null_if_zero(self.output(r, reads)),
             )),
             OutputExpr::Binary(op, l, r) => {
                 let op = match op {
-                    ArithOp::Add => BinaryOperator::Plus,
-                    ArithOp::Sub => BinaryOperator::Minus,
-                    _ => BinaryOperator::Multiply,
+                    ArithOp::Add => Op::Plus,
+                    ArithOp::Sub => Op::Minus,
+                    _ => Op::Multiply,
                 };
-                build::nested(build::binary(self.output(l, reads), op, self.output(r, reads)))
+                ast::nested(ast::binary(self.output(l, reads), op, self.output(r, reads)))
             }
         }
     }
 
     /// Binds a value and returns its placeholder, cast where the engine would
     /// otherwise compare a string with a date.
-    fn bind(&mut self, v: &Value) -> Expr {
+    fn bind(&mut self, v: &Value) -> Expr<'p> {
         self.params.push(v.clone());
-        let p = build::placeholder(self.dialect.placeholder(self.params.len()));
+        let p = Expr::Placeholder(self.dialect.placeholder(self.params.len()));
         match (v, self.dialect.date_param_types) {
-            (Value::Date(_), Some((date, _))) => build::cast(p, build::named_type(date)),
-            (Value::Timestamp(_), Some((_, ts))) => build::cast(p, build::named_type(ts)),
+            (Value::Date(_), Some((date, _))) => ast::cast(p, Type::Named(date)),
+            (Value::Timestamp(_), Some((_, ts))) => ast::cast(p, Type::Named(ts)),
             _ => p,
         }
     }
 
-    fn relation(&self, j: &JoinStep) -> sqlparser::ast::TableFactor {
+    fn relation(&self, j: &'p JoinStep) -> Relation<'p> {
         self.table(&j.to.table, &j.to.alias, &j.to.computed)
     }
 
     /// The table under `alias`, with its computed columns when it has some.
-    fn table(&self, t: &crate::model::TableRef, alias: &str, computed: &[(String, String)]) -> sqlparser::ast::TableFactor {
-        let q = self.dialect.quote;
+    fn table(&self, t: &'p crate::model::TableRef, alias: &'p str, computed: &'p [(String, String)]) -> Relation<'p> {
         if computed.is_empty() {
-            return build::table(q, &t.schema, &t.table, alias);
+            return ast::table(&t.schema, &t.table, alias);
         }
         // Every expression was parsed up front (`parse_computed`).
-        let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (e.clone(), name.as_str()))).collect();
-        build::table_with_columns(q, &t.schema, &t.table, alias, columns)
+        let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (Expr::Foreign(Arc::clone(e)), name.as_str())));
+        ast::table_with_columns(&t.schema, &t.table, alias, columns)
     }
 
-    fn on(&self, j: &JoinStep) -> Expr {
-        let q = self.dialect.quote;
+    fn on(&self, j: &'p JoinStep) -> Expr<'p> {
         let eqs = j
             .on
             .iter()
-            .map(|(a, b)| build::binary(build::column(q, &j.from_alias, a), BinaryOperator::Eq, build::column(q, &j.to.alias, b)))
+            .map(|(a, b)| ast::binary(ast::column(&j.from_alias, a), Op::Eq, ast::column(&j.to.alias, b)))
             .chain(j.versions.iter().map(|v| {
-                let time = build::column(q, &j.from_alias, &v.time);
-                let started = build::binary(time.clone(), BinaryOperator::GtEq, build::column(q, &j.to.alias, &v.from));
-                let ended = build::column(q, &j.to.alias, &v.to);
-                let current = build::binary(build::binary(time, BinaryOperator::Lt, ended.clone()), BinaryOperator::Or, Expr::IsNull(Box::new(ended)));
-                build::binary(started, BinaryOperator::And, build::nested(current))
+                let time = ast::column(&j.from_alias, &v.time);
+                let started = ast::binary(time.clone(), Op::GtEq, ast::column(&j.to.alias, &v.from));
+                let ended = ast::column(&j.to.alias, &v.to);
+                let current = ast::binary(ast::binary(time, Op::Lt, ended.clone()), Op::Or, ast::is_null(ended));
+                ast::binary(started, Op::And, ast::nested(current))
             }))
             .collect();
         // A join without keys (only a hand-built plan has one) joins no row,
         // rather than every row.
-        build::and_all(eqs).unwrap_or_else(|| constant(false))
+        ast::and_all(eqs).unwrap_or_else(|| constant(false))
     }
 
-    fn time_bucket(&self, t: &TimeBucket) -> Expr {
-        let col = build::column(self.dialect.quote, &t.dimension.entity, &t.dimension.column);
+    fn time_bucket(&self, t: &'p TimeBucket) -> Expr<'p> {
+        let col = ast::column(&t.dimension.entity, &t.dimension.column);
         let col = match t.shift {
             Some(shift) => self.add_interval(col, shift, 1, t.class),
             None => col,
@@ -840,45 +833,44 @@ impl Emitter<'_> {
     }
 
     /// The bucket of `x` at `grain`, typed like the dimension (a DATE stays a DATE).
-    fn bucket_expr(&self, x: Expr, grain: Grain, class: TypeClass) -> Expr {
-        let bucket = build::from_template(&self.dialect.bucket_template(grain, class), self.dialect, &x);
+    fn bucket_expr(&self, x: Expr<'p>, grain: Grain, class: TypeClass) -> Expr<'p> {
+        let bucket = ast::from_template(&self.dialect.bucket_template(grain, class), self.dialect, x);
         self.as_bucket_type(bucket, class)
     }
 
     /// Date arithmetic and truncation widen a DATE to a timestamp in some
     /// engines; a bucket of a DATE column is cast back.
-    fn as_bucket_type(&self, x: Expr, class: TypeClass) -> Expr {
+    fn as_bucket_type(&self, x: Expr<'p>, class: TypeClass) -> Expr<'p> {
         if class == TypeClass::Date && self.dialect.buckets_widen_dates {
-            build::from_template(self.dialect.date_of, self.dialect, &x)
+            ast::from_template(self.dialect.date_of, self.dialect, x)
         } else {
             x
         }
     }
 
     /// `x` moved by `sign` (1 or -1) times `interval`.
-    fn add_interval(&self, x: Expr, interval: Interval, sign: i64, class: TypeClass) -> Expr {
+    fn add_interval(&self, x: Expr<'p>, interval: Interval, sign: i64, class: TypeClass) -> Expr<'p> {
         let (n, unit) = interval.in_base_units();
         // The template's operator must not bind into an operation of `x`.
-        let x = if matches!(x, Expr::BinaryOp { .. }) { build::nested(x) } else { x };
-        build::from_template(&self.dialect.add_template(sign * n, unit, class), self.dialect, &x)
+        let x = if x.is_operation() { ast::nested(x) } else { x };
+        ast::from_template(&self.dialect.add_template(sign * n, unit, class), self.dialect, x)
     }
 
     /// `anchor.id AS "sb_id0", …` when the plan deduplicates on the anchor
     /// identity; nothing otherwise.
-    fn identity_items(&self, plan: &ComponentPlan) -> Vec<SelectItem> {
-        let q = self.dialect.quote;
+    fn identity_items(&self, plan: &'p ComponentPlan) -> Vec<Item<'p>> {
         let identity = plan.aggregation.identity().unwrap_or_default();
         identity
             .iter()
             .enumerate()
-            .map(|(i, c)| build::aliased(build::column(q, &plan.anchor.alias, c), q, &format!("sb_id{i}")))
+            .map(|(i, c)| ast::aliased(ast::column(&plan.anchor.alias, c), ("sb_id", i)))
             .collect()
     }
 
     /// The FROM, joins and WHERE every row of `plan` comes from.
-    fn row_source(&mut self, plan: &ComponentPlan) -> (sqlparser::ast::TableFactor, Vec<Join>, Option<Expr>) {
+    fn row_source(&mut self, plan: &'p ComponentPlan) -> (Relation<'p>, Vec<Join<'p>>, Option<Expr<'p>>) {
         let from = self.table(&plan.anchor.table, &plan.anchor.alias, &plan.anchor.computed);
-        let joins: Vec<Join> = plan.joins.iter().map(|j| build::left_join(self.relation(j), self.on(j))).collect();
+        let joins: Vec<Join> = plan.joins.iter().map(|j| ast::left_join(self.relation(j), self.on(j))).collect();
         let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
         predicates.extend(plan.any_of.iter().map(|c| self.condition(c)));
         predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
@@ -888,43 +880,42 @@ impl Emitter<'_> {
             let exists = self.conversion_exists(&plan.anchor.alias, c);
             predicates.push(exists);
         }
-        (from, joins, build::and_all(predicates))
+        (from, joins, ast::and_all(predicates))
     }
 
     /// `EXISTS (SELECT 1 FROM conversion table WHERE same keys AND a time
     /// from the base row's to the end of the window AND its filters)`.
-    fn conversion_exists(&mut self, anchor: &str, c: &ConversionCheck) -> Expr {
-        let q = self.dialect.quote;
+    fn conversion_exists(&mut self, anchor: &'p str, c: &'p ConversionCheck) -> Expr<'p> {
         let mut predicates: Vec<Expr> = c
             .keys
             .iter()
-            .map(|(base, conv)| build::binary(build::column(q, &c.alias, conv), BinaryOperator::Eq, build::column(q, anchor, base)))
+            .map(|(base, conv)| ast::binary(ast::column(&c.alias, conv), Op::Eq, ast::column(anchor, base)))
             .collect();
-        let (conv_time, base_time) = (build::column(q, &c.alias, &c.time), build::column(q, anchor, &c.base_time));
-        predicates.push(build::binary(conv_time.clone(), BinaryOperator::GtEq, base_time.clone()));
+        let (conv_time, base_time) = (ast::column(&c.alias, &c.time), ast::column(anchor, &c.base_time));
+        predicates.push(ast::binary(conv_time.clone(), Op::GtEq, base_time.clone()));
         if let Some(w) = c.window {
             let end = self.add_interval(base_time, w, 1, c.base_class);
-            predicates.push(build::binary(conv_time, BinaryOperator::LtEq, end));
+            predicates.push(ast::binary(conv_time, Op::LtEq, end));
         }
         predicates.extend(c.filters.iter().map(|f| self.filter(f)));
-        let sub = build::query(SelectParts {
+        let sub = ast::query(SelectParts {
             distinct: false,
-            projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+            projection: vec![Item::Expr(ast::number("1"))],
             from: self.table(&c.table, &c.alias, &c.computed),
             joins: Vec::new(),
-            selection: build::and_all(predicates),
+            selection: ast::and_all(predicates),
             group_by: Vec::new(),
             having: None,
             order_by: Vec::new(),
             limit: None,
         });
-        build::exists(sub)
+        ast::exists(sub)
     }
 
     /// The value the measure aggregates, per anchor row.
-    fn measure_operand(&self, plan: &ComponentPlan, anchor: &str) -> Expr {
+    fn measure_operand(&self, plan: &'p ComponentPlan, anchor: &'p str) -> Expr<'p> {
         match &plan.measure.operand {
-            MeasureOperand::Column(c) => build::column(self.dialect.quote, anchor, c),
+            MeasureOperand::Column(c) => ast::column(anchor, c),
             // The aggregate's own parentheses enclose the outermost operation.
             MeasureOperand::Expression(e) => match self.arith(e, anchor) {
                 Expr::Nested(inner) => *inner,
@@ -933,14 +924,14 @@ impl Emitter<'_> {
         }
     }
 
-    fn aggregate(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
+    fn aggregate(&self, plan: &ComponentPlan, operand: Expr<'p>) -> Result<Expr<'p>, Unsupported> {
         let value = self.aggregate_value(plan, operand)?;
         let counts = matches!(plan.measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean);
         let value = if counts && plan.missing != Missing::Zero {
             // dbt's rule for imported counts: no row at all is NULL, not 0
             // (only an ungrouped query over no rows can tell the difference).
-            let any_row = build::binary(build::function("count", vec![build::number("1")], false), BinaryOperator::Gt, build::number("0"));
-            build::case_when(any_row, value)
+            let any_row = ast::binary(ast::function("count", vec![ast::number("1")], false), Op::Gt, ast::number("0"));
+            ast::case_when(any_row, value)
         } else {
             value
         };
@@ -952,14 +943,14 @@ impl Emitter<'_> {
         })
     }
 
-    fn aggregate_value(&self, plan: &ComponentPlan, operand: Expr) -> Result<Expr, Unsupported> {
-        let plain = |name: &str, operand: Expr| build::function(name, vec![operand], false);
+    fn aggregate_value(&self, plan: &ComponentPlan, operand: Expr<'p>) -> Result<Expr<'p>, Unsupported> {
+        let plain = |name: &'static str, operand: Expr<'p>| ast::function(name, vec![operand], false);
         Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),
             Aggregation::Count => plain("count", operand),
-            Aggregation::CountDistinct => build::function("count", vec![operand], true),
+            Aggregation::CountDistinct => ast::function("count", vec![operand], true),
             Aggregation::Avg if self.dialect.avg_as_double => {
-                plain("avg", build::cast(operand, build::named_type(self.dialect.double_type)))
+                plain("avg", ast::cast(operand, Type::Named(self.dialect.double_type)))
             }
             Aggregation::Avg => plain("avg", operand),
             Aggregation::Min => plain("min", operand),
@@ -967,7 +958,7 @@ impl Emitter<'_> {
             // Interpolating between two DECIMALs must not round to their scale
             // (DuckDB would): percentiles are computed on DOUBLE PRECISION.
             Aggregation::Median if self.dialect.median == Median::Function => {
-                plain("median", build::cast(operand, build::named_type(self.dialect.double_type)))
+                plain("median", ast::cast(operand, Type::Named(self.dialect.double_type)))
             }
             Aggregation::Median => self.percentile(operand, "0.5", "median")?,
             Aggregation::Percentile => {
@@ -975,31 +966,31 @@ impl Emitter<'_> {
                     return Err(Unsupported::new(self.dialect.name, "percentile without a fraction"));
                 };
                 if plan.measure.discrete {
-                    self.percentile_discrete(operand, &p.to_string())?
+                    self.percentile_discrete(operand, p.to_string())?
                 } else {
-                    self.percentile(operand, &p.to_string(), "percentile")?
+                    self.percentile(operand, p.to_string(), "percentile")?
                 }
             }
             // Counting the true values gives 0 (not NULL) on no rows, as a count should.
             Aggregation::SumBoolean => {
                 let test = match self.dialect.boolean_test {
                     BooleanTest::Bare => operand,
-                    BooleanTest::EqualsOne => build::binary(operand, BinaryOperator::Eq, build::number("1")),
+                    BooleanTest::EqualsOne => ast::binary(operand, Op::Eq, ast::number("1")),
                 };
-                plain("count", build::case_when(test, build::number("1")))
+                plain("count", ast::case_when(test, ast::number("1")))
             }
         })
     }
 
-    fn percentile(&self, operand: Expr, fraction: &str, feature: &str) -> Result<Expr, Unsupported> {
+    fn percentile(&self, operand: Expr<'p>, fraction: impl Into<std::borrow::Cow<'p, str>>, feature: &str) -> Result<Expr<'p>, Unsupported> {
         Ok(match self.dialect.percentile {
-            Percentile::QuantileCont => build::function(
+            Percentile::QuantileCont => ast::function(
                 "quantile_cont",
-                vec![build::cast(operand, build::named_type(self.dialect.double_type)), build::number(fraction)],
+                vec![ast::cast(operand, Type::Named(self.dialect.double_type)), ast::number(fraction)],
                 false,
             ),
-            Percentile::WithinGroup => build::function_within_group("percentile_cont", vec![build::number(fraction)], operand),
-            Percentile::PercentileFn => build::function("percentile", vec![operand, build::number(fraction)], false),
+            Percentile::WithinGroup => ast::function_within_group("percentile_cont", vec![ast::number(fraction)], operand),
+            Percentile::PercentileFn => ast::function("percentile", vec![operand, ast::number(fraction)], false),
             Percentile::Unsupported => {
                 return Err(Unsupported::new(self.dialect.name, format!("{feature} aggregate")))
             }
@@ -1008,12 +999,12 @@ impl Emitter<'_> {
 
     /// The discrete percentile: a value of the column, the first whose
     /// cumulative share reaches the fraction.
-    fn percentile_discrete(&self, operand: Expr, fraction: &str) -> Result<Expr, Unsupported> {
+    fn percentile_discrete(&self, operand: Expr<'p>, fraction: impl Into<std::borrow::Cow<'p, str>>) -> Result<Expr<'p>, Unsupported> {
         Ok(match self.dialect.percentile {
-            Percentile::QuantileCont => build::function("quantile_disc", vec![operand, build::number(fraction)], false),
+            Percentile::QuantileCont => ast::function("quantile_disc", vec![operand, ast::number(fraction)], false),
             // Spark (Databricks) writes the discrete one as the SQL standard does.
             Percentile::WithinGroup | Percentile::PercentileFn => {
-                build::function_within_group("percentile_disc", vec![build::number(fraction)], operand)
+                ast::function_within_group("percentile_disc", vec![ast::number(fraction)], operand)
             }
             Percentile::Unsupported => {
                 return Err(Unsupported::new(self.dialect.name, "discrete percentile aggregate"))
@@ -1021,47 +1012,46 @@ impl Emitter<'_> {
         })
     }
 
-    fn arith(&self, e: &MeasureExpr, anchor: &str) -> Expr {
+    fn arith(&self, e: &'p MeasureExpr, anchor: &'p str) -> Expr<'p> {
         match e {
-            MeasureExpr::Column(c) => build::column(self.dialect.quote, anchor, c),
-            MeasureExpr::Number(n) => build::number(n),
-            MeasureExpr::Neg(inner) => Expr::UnaryOp { op: UnaryOperator::Minus, expr: Box::new(self.arith(inner, anchor)) },
+            MeasureExpr::Column(c) => ast::column(anchor, c),
+            MeasureExpr::Number(n) => ast::number(n.as_str()),
+            MeasureExpr::Neg(inner) => Expr::Neg(Box::new(self.arith(inner, anchor))),
             MeasureExpr::Binary(op, l, r) => {
                 let op = match op {
-                    ArithOp::Add => BinaryOperator::Plus,
-                    ArithOp::Sub => BinaryOperator::Minus,
-                    ArithOp::Mul => BinaryOperator::Multiply,
-                    ArithOp::Div => BinaryOperator::Divide,
+                    ArithOp::Add => Op::Plus,
+                    ArithOp::Sub => Op::Minus,
+                    ArithOp::Mul => Op::Multiply,
+                    ArithOp::Div => Op::Divide,
                 };
                 // Parenthesise every operation: the text then reads exactly as
                 // the tree, whatever each engine's precedence rules.
-                build::nested(build::binary(self.arith(l, anchor), op, self.arith(r, anchor)))
+                ast::nested(ast::binary(self.arith(l, anchor), op, self.arith(r, anchor)))
             }
         }
     }
 
     /// A disjunction (or conjunction) of filters, parenthesised.
-    fn condition(&mut self, c: &Condition<PlannedFilter>) -> Expr {
+    fn condition(&mut self, c: &'p Condition<PlannedFilter>) -> Expr<'p> {
         let (parts, op) = match c {
             Condition::Atom(f) => return self.filter(f),
-            Condition::All(cs) => (cs, BinaryOperator::And),
-            Condition::Any(cs) => (cs, BinaryOperator::Or),
+            Condition::All(cs) => (cs, Op::And),
+            Condition::Any(cs) => (cs, Op::Or),
         };
-        let exprs: Vec<Expr> = parts.iter().map(|c| self.condition(c)).collect();
+        let exprs: Vec<Expr<'p>> = parts.iter().map(|c| self.condition(c)).collect();
         let mut exprs = exprs.into_iter();
         // An empty branch list (only a hand-built plan has one): AND of
         // nothing keeps every row, OR of nothing none.
-        let Some(first) = exprs.next() else { return constant(op == BinaryOperator::And) };
-        build::nested(exprs.fold(first, |acc, e| build::binary(acc, op.clone(), e)))
+        let Some(first) = exprs.next() else { return constant(op == Op::And) };
+        ast::nested(exprs.fold(first, |acc, e| ast::binary(acc, op, e)))
     }
 
     /// `column IN (SELECT key FROM (the metric by column) WHERE value op v)`:
     /// the column values whose metric value compares as the filter says.
     /// The inner answer binds its parameters before the comparison's, as
     /// they are written.
-    fn metric_filter(&mut self, col: Expr, f: &PlannedFilter, inner: &RequestPlan) -> Expr {
+    fn metric_filter(&mut self, col: Expr<'p>, f: &'p PlannedFilter, inner: &'p RequestPlan) -> Expr<'p> {
         const MF: &str = "sb_mf";
-        let q = self.dialect.quote;
         let (Some(key), Some(value)) = (inner.group_by.first(), inner.outputs.first()) else { return constant(false) };
         // (`lower` wrote the inner plan once already: these succeed.)
         let computed = parse_computed(inner, self.dialect).unwrap_or_default();
@@ -1069,8 +1059,8 @@ impl Emitter<'_> {
         let body = answer(&mut e);
         self.params = e.params;
         let Ok(mut body) = body else { return constant(false) };
-        build::clear_order_and_limit(&mut body);
-        let metric_value = build::column(q, MF, &value.name);
+        ast::clear_order_and_limit(&mut body);
+        let metric_value = ast::column(MF, &value.name);
         let compare = match f.op {
             FilterOp::In | FilterOp::NotIn => {
                 let list = f.values.iter().map(|v| self.bind(v)).collect();
@@ -1079,24 +1069,24 @@ impl Emitter<'_> {
             op => {
                 let Some(v) = f.values.first() else { return constant(false) };
                 let bound = self.bind(v);
-                build::binary(metric_value, comparison(op), bound)
+                ast::binary(metric_value, comparison(op), bound)
             }
         };
-        let keys = build::query(SelectParts {
-            projection: vec![SelectItem::UnnamedExpr(build::column(q, MF, &key.output_name))],
+        let keys = ast::query(SelectParts {
+            projection: vec![Item::Expr(ast::column(MF, &key.output_name))],
             selection: Some(compare),
-            ..SelectParts::from(build::derived(body, q, MF))
+            ..SelectParts::from(ast::derived(body, MF))
         });
-        build::in_subquery(col, keys)
+        ast::in_subquery(col, keys)
     }
 
-    fn filter(&mut self, f: &PlannedFilter) -> Expr {
-        let col = build::column(self.dialect.quote, &f.alias, &f.column);
+    fn filter(&mut self, f: &'p PlannedFilter) -> Expr<'p> {
+        let col = ast::column(&f.alias, &f.column);
         if let Some(inner) = &f.by_metric {
             return self.metric_filter(col, f, inner);
         }
         let col = match f.shift {
-            Some((shift, class)) => build::nested(self.add_interval(col, shift, 1, class)),
+            Some((shift, class)) => ast::nested(self.add_interval(col, shift, 1, class)),
             None => col,
         };
         let op = match f.op {
@@ -1108,49 +1098,48 @@ impl Emitter<'_> {
                 let list = f.values.iter().map(|v| self.bind(v)).collect();
                 return Expr::InList { expr: Box::new(col), list, negated: f.op == FilterOp::NotIn };
             }
-            FilterOp::IsNull => return Expr::IsNull(Box::new(col)),
+            FilterOp::IsNull => return ast::is_null(col),
             FilterOp::NotNull => return Expr::IsNotNull(Box::new(col)),
             FilterOp::Like | FilterOp::NotLike => {
                 let Some(v) = f.values.first() else { return constant(false) };
                 let pattern = self.bind(v);
                 let col = match self.dialect.like {
-                    Like::BinaryOperand => build::cast(col, sqlparser::ast::DataType::Binary(None)),
+                    Like::BinaryOperand => ast::cast(col, Type::Binary),
                     Like::Plain | Like::Unsupported => col,
                 };
-                return build::like(col, pattern, f.op == FilterOp::NotLike);
+                return ast::like(col, pattern, f.op == FilterOp::NotLike);
             }
         };
         // A comparison without a value (only a hand-built plan) keeps no row.
         let Some(v) = f.values.first() else { return constant(false) };
         let value = self.bind(v);
-        build::binary(col, op, value)
+        ast::binary(col, op, value)
     }
 
     /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
-    fn semi_join(&mut self, s: &SemiJoin) -> Expr {
+    fn semi_join(&mut self, s: &'p SemiJoin) -> Expr<'p> {
         // A semi-join without steps (only a hand-built plan has one) keeps no row.
         let Some((first, rest)) = s.steps.split_first() else { return constant(false) };
-        let joins = rest.iter().map(|j| build::inner_join(self.relation(j), self.on(j))).collect();
+        let joins = rest.iter().map(|j| ast::inner_join(self.relation(j), self.on(j))).collect();
         let mut predicates = vec![self.on(first)];
         predicates.extend(s.filters.iter().map(|f| self.filter(f)));
-        let sub = build::query(SelectParts {
+        let sub = ast::query(SelectParts {
             distinct: false,
-            projection: vec![SelectItem::UnnamedExpr(build::number("1"))],
+            projection: vec![Item::Expr(ast::number("1"))],
             from: self.relation(first),
             joins,
-            selection: build::and_all(predicates),
+            selection: ast::and_all(predicates),
             group_by: Vec::new(),
             having: None,
             order_by: Vec::new(),
             limit: None,
         });
-        build::exists(sub)
+        ast::exists(sub)
     }
 
     /// ORDER BY the output columns (`columns`: expression and name, in output
     /// order), NULLs last in every engine.
-    fn order_by(&self, columns: &[(Expr, String)]) -> Vec<OrderByExpr> {
-        let q = self.dialect.quote;
+    fn order_by(&self, columns: &[(Expr<'p>, Name<'p>)]) -> Vec<OrderKey<'p>> {
         let plan = self.plan;
         let n_time = usize::from(plan.time.is_some());
         let n_keys = n_time + plan.group_by.len();
@@ -1162,23 +1151,23 @@ impl Emitter<'_> {
                 OutputRef::Metric(i) => n_keys + i.min(plan.outputs.len().saturating_sub(1)),
             };
             let Some((expr, name)) = columns.get(index) else { continue };
-            let alias = Expr::Identifier(build::ident(q, name));
+            let alias = Expr::Ident(*name);
             match self.dialect.nulls_last {
-                NullsLast::Explicit => out.push(build::order_key(alias, k.descending, Some(true))),
+                NullsLast::Explicit => out.push(ast::order_key(alias, k.descending, Some(true))),
                 // MySQL and SQL Server accept an alias alone in ORDER BY, not
                 // inside an expression (MySQL refuses a reference to an
                 // aggregate's alias there): the NULL test reads the expression itself.
                 NullsLast::IsNullKey => {
-                    out.push(build::order_key(Expr::IsNull(Box::new(expr.clone())), false, None));
-                    out.push(build::order_key(alias, k.descending, None));
+                    out.push(ast::order_key(ast::is_null(expr.clone()), false, None));
+                    out.push(ast::order_key(alias, k.descending, None));
                 }
                 NullsLast::CaseKey => {
-                    out.push(build::order_key(
-                        build::case_when_else(Expr::IsNull(Box::new(expr.clone())), build::number("1"), build::number("0")),
+                    out.push(ast::order_key(
+                        ast::case_when_else(ast::is_null(expr.clone()), ast::number("1"), ast::number("0")),
                         false,
                         None,
                     ));
-                    out.push(build::order_key(alias, k.descending, None));
+                    out.push(ast::order_key(alias, k.descending, None));
                 }
             }
         }

@@ -1,16 +1,20 @@
-//! SQL generation: a `RequestPlan` lowered to a sqlparser AST and rendered for
-//! one dialect, with every value bound as a parameter.
+//! SQL generation: a `RequestPlan` lowered to our own small SQL AST and
+//! rendered for one dialect, with every value bound as a parameter.
 //!
-//! Owns the lowering (`emit`), the AST builders (`build`), the dialect
-//! profiles (`dialect`) and the text writer (`render`).
+//! Owns the lowering (`emit`), the AST (`ast`), the dialect profiles
+//! (`dialect`), the text writer (`render`), and the oracle the text is
+//! checked against: the same tree as sqlparser's (`oracle`, built with
+//! `build`), written by sqlparser's own `Display`.
 //!
 //! Architecture invariant: never opens a connection or reads files; the text
 //! it returns is one statement with no `;`, and no value from a request is
 //! ever pasted into it.
 
+mod ast;
 mod build;
 mod dialect;
 mod emit;
+mod oracle;
 mod render;
 
 pub use dialect::{Buckets, Dialect, LimitStyle, Median, NullSafeEq, NullsLast, Percentile, Placeholders};

@@ -1,38 +1,32 @@
-//! SQL text from sqlparser's AST in one pass: the same bytes as sqlparser's
-//! pretty `Display` (`{:#}`), written straight into one String.
+//! SQL text from our AST (`sql::ast`) in one pass: the same bytes as
+//! sqlparser's pretty `Display` (`{:#}`) of the same statement, written
+//! straight into one String.
 //!
 //! sqlparser indents by wrapping the writer in one `Indent` adapter per
-//! nesting level, and most nodes go through `write!`, so every piece of text
-//! at depth d crosses d dynamic writers and a `fmt::Arguments` per node:
-//! that was ~40% of a whole compile. Here the nodes our lowering builds
-//! (queries, SELECTs, joins, identifiers, calls, CASE, comparisons…) are
-//! written directly, and any other node (a computed column's own SQL, a
-//! dialect template's INTERVAL…) goes to sqlparser's `Display` through
-//! [`Pretty`], which indents exactly as sqlparser's adapters do: INDENT per
-//! open level after every `"\n"` written on its own. Each function below is
-//! a port of the `Display` impl it names, with `pretty` standing for the
-//! formatter's alternate flag; a node in a shape the port does not cover is
-//! handed to sqlparser whole, so the text cannot differ. Checked against
-//! sqlparser's own text for every golden case, every dbt corpus request
+//! nesting level; here `depth` counts those levels, and each function below
+//! is a port of the `Display` impl it names, with `pretty` standing for the
+//! formatter's alternate flag (most expression nodes write through
+//! `write!`, which drops it: their parts are never pretty). sqlparser's own
+//! nodes in our tree (a computed column's SQL, a dialect template's text)
+//! are written by sqlparser's `Display` through [`Pretty`], which indents
+//! exactly as its adapters do: INDENT per open level after every `"\n"`
+//! written on its own. Checked against sqlparser's own text of the tree
+//! `sql::oracle` converts, for every golden case, every dbt corpus request
 //! and every oracle-fuzz request, each in every dialect
 //! (`golden::check_written_as_sqlparser_writes`).
 //!
-//! Depends on sqlparser's AST only.
+//! Depends on `sql::ast` and sqlparser's `Display` only.
 
 use std::fmt::{self, Display, Write as _};
 
-use sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Distinct, DuplicateTreatment, Expr, Fetch, Function, FunctionArg, FunctionArgExpr,
-    FunctionArguments, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, LimitClause, ObjectName, ObjectNamePart,
-    OrderBy, OrderByExpr, OrderByKind, Query, Select, SelectFlavor, SelectItem, SetExpr, SetOperator, SetQuantifier,
-    TableAlias, TableFactor, TableWithJoins, Top, TopQuantity, UnaryOperator, Value, WindowType, With,
-};
+use super::ast::{Body, Expr, Function, Item, Join, JoinKind, Limit, Name, OrderKey, Query, Relation, Select, Type, With};
 
 const INDENT: &str = "  ";
 
-/// `query` as `format!("{query:#}")` writes it.
-pub fn pretty_query(query: &Query, capacity: usize) -> String {
-    let mut p = Pretty { out: String::with_capacity(capacity), depth: 0 };
+/// `query` as sqlparser's `format!("{query:#}")` writes it, identifiers
+/// in `quote`s.
+pub fn pretty_query(query: &Query, quote: char, capacity: usize) -> String {
+    let mut p = Pretty { out: String::with_capacity(capacity), depth: 0, quote };
     p.query(query, true);
     p.out
 }
@@ -42,6 +36,7 @@ pub fn pretty_query(query: &Query, capacity: usize) -> String {
 struct Pretty {
     out: String,
     depth: usize,
+    quote: char,
 }
 
 impl fmt::Write for Pretty {
@@ -128,25 +123,35 @@ impl Pretty {
     }
 
     fn query(&mut self, q: &Query, pretty: bool) {
-        if q.settings.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || q.format_clause.is_some() || !q.pipe_operators.is_empty() {
-            return self.fallback(q, pretty);
-        }
         if let Some(with) = &q.with {
             self.with(with, pretty);
             self.space_or_newline(pretty);
         }
-        self.set_expr(&q.body, pretty);
-        if let Some(order_by) = &q.order_by {
-            self.raw(" ");
-            self.order_by(order_by);
+        let top = match (q.limit, &q.body) {
+            (Some(Limit::Top(n)), Body::Select(_)) => Some(n),
+            _ => None,
+        };
+        self.body(&q.body, top, pretty);
+        if !q.order_by.is_empty() {
+            self.raw(" ORDER BY ");
+            self.comma_list(&q.order_by, |p, o| p.order_key(o));
         }
-        if let Some(limit) = &q.limit_clause {
-            self.limit_clause(limit);
+        match q.limit {
+            Some(Limit::Limit(n)) => {
+                self.raw(" LIMIT ");
+                self.number(n);
+            }
+            Some(Limit::FetchFirst(n)) => {
+                self.raw(" FETCH FIRST ");
+                self.number(n);
+                self.raw(" ROWS ONLY");
+            }
+            Some(Limit::Top(_)) | None => {}
         }
-        if let Some(fetch) = &q.fetch {
-            self.raw(" ");
-            self.fetch(fetch);
-        }
+    }
+
+    fn number(&mut self, n: u64) {
+        let _ = write!(self.out, "{n}");
     }
 
     fn with(&mut self, with: &With, pretty: bool) {
@@ -154,11 +159,14 @@ impl Pretty {
         if with.recursive {
             self.raw("RECURSIVE ");
         }
-        self.comma_list(&with.cte_tables, |p, cte| {
-            if cte.materialized.is_some() || cte.from.is_some() {
-                return p.fallback(cte, pretty);
+        self.comma_list(&with.ctes, |p, cte| {
+            // `TableAlias`: `name (columns)`, not explicit.
+            p.name(cte.name);
+            if !cte.columns.is_empty() {
+                p.raw(" (");
+                p.comma_list(&cte.columns, |p, c| p.name(*c));
+                p.raw(")");
             }
-            p.table_alias(&cte.alias);
             p.raw(" AS (");
             p.newline(pretty);
             p.indented(pretty, |p| p.query(&cte.query, pretty));
@@ -167,108 +175,54 @@ impl Pretty {
         });
     }
 
-    /// `TableAlias`, always inside a `write!`.
-    fn table_alias(&mut self, alias: &TableAlias) {
-        if alias.at.is_some() || alias.columns.iter().any(|c| c.data_type.is_some()) {
-            return self.fallback(alias, false);
+    /// `SetExpr`; `top` is the query's TOP, written in its SELECT.
+    fn body(&mut self, body: &Body, top: Option<u64>, pretty: bool) {
+        match body {
+            Body::Select(select) => self.select(select, top, pretty),
+            Body::Union { left, right, all } => {
+                self.body(left, None, pretty);
+                self.space_or_newline(pretty);
+                self.raw(if *all { "UNION ALL" } else { "UNION" });
+                self.space_or_newline(pretty);
+                self.body(right, None, pretty);
+            }
         }
-        if alias.explicit {
-            self.raw("AS ");
+    }
+
+    fn select(&mut self, s: &Select, top: Option<u64>, pretty: bool) {
+        self.raw("SELECT");
+        if s.distinct {
+            self.raw(" DISTINCT");
         }
-        self.ident(&alias.name);
-        if !alias.columns.is_empty() {
-            self.raw(" (");
-            self.comma_list(&alias.columns, |p, c| p.ident(&c.name));
+        if let Some(n) = top {
+            self.raw(" TOP (");
+            self.number(n);
             self.raw(")");
         }
-    }
-
-    fn set_expr(&mut self, body: &SetExpr, pretty: bool) {
-        match body {
-            SetExpr::Select(select) => self.select(select, pretty),
-            SetExpr::Query(q) => {
-                self.raw("(");
-                self.query(q, pretty);
-                self.raw(")");
-            }
-            SetExpr::SetOperation { left, op, set_quantifier, right } => {
-                let quantifier = match set_quantifier {
-                    SetQuantifier::None => "",
-                    SetQuantifier::All => " ALL",
-                    SetQuantifier::Distinct => " DISTINCT",
-                    _ => return self.fallback(body, pretty),
-                };
-                self.set_expr(left, pretty);
-                self.space_or_newline(pretty);
-                self.raw(match op {
-                    SetOperator::Union => "UNION",
-                    SetOperator::Except => "EXCEPT",
-                    SetOperator::Intersect => "INTERSECT",
-                    SetOperator::Minus => "MINUS",
-                });
-                self.raw(quantifier);
-                self.space_or_newline(pretty);
-                self.set_expr(right, pretty);
-            }
-            _ => self.fallback(body, pretty),
-        }
-    }
-
-    fn select(&mut self, s: &Select, pretty: bool) {
-        let plain = s.flavor == SelectFlavor::Standard
-            && s.optimizer_hints.is_empty()
-            && s.value_table_mode.is_none()
-            && s.select_modifiers.is_none()
-            && s.exclude.is_none()
-            && s.into.is_none()
-            && s.lateral_views.is_empty()
-            && s.prewhere.is_none()
-            && s.connect_by.is_empty()
-            && s.cluster_by.is_empty()
-            && s.distribute_by.is_empty()
-            && s.sort_by.is_empty()
-            && s.named_window.is_empty()
-            && s.qualify.is_none()
-            && matches!(&s.group_by, GroupByExpr::Expressions(_, modifiers) if modifiers.is_empty())
-            && !matches!(s.distinct, Some(Distinct::On(_)));
-        if !plain {
-            return self.fallback(s, pretty);
-        }
-        self.raw("SELECT");
-        if let (Some(top), true) = (&s.top, s.top_before_distinct) {
-            self.raw(" ");
-            self.top(top);
-        }
-        match s.distinct {
-            Some(Distinct::Distinct) => self.raw(" DISTINCT"),
-            Some(Distinct::All) => self.raw(" ALL"),
-            _ => {}
-        }
-        if let (Some(top), false) = (&s.top, s.top_before_distinct) {
-            self.raw(" ");
-            self.top(top);
-        }
         if !s.projection.is_empty() {
-            self.indented_list(&s.projection, pretty, |p, item| p.select_item(item, pretty));
+            self.indented_list(&s.projection, pretty, |p, item| p.item(item, pretty));
         }
-        if !s.from.is_empty() {
-            self.space_or_newline(pretty);
-            self.raw("FROM");
-            self.indented_list(&s.from, pretty, |p, t| p.table_with_joins(t, pretty));
-        }
+        self.space_or_newline(pretty);
+        self.raw("FROM");
+        self.space_or_newline(pretty);
+        self.indented(pretty, |p| {
+            p.relation(&s.from, pretty);
+            for join in &s.joins {
+                p.space_or_newline(pretty);
+                p.join(join);
+            }
+        });
         if let Some(selection) = &s.selection {
             self.space_or_newline(pretty);
             self.raw("WHERE");
             self.space_or_newline(pretty);
             self.indented(pretty, |p| p.expr(selection, pretty));
         }
-        if let GroupByExpr::Expressions(exprs, _) = &s.group_by {
-            if !exprs.is_empty() {
-                self.space_or_newline(pretty);
-                self.raw("GROUP BY");
-                self.space_or_newline(pretty);
-                self.indented(pretty, |p| p.comma_list(exprs, |p, e| p.expr(e, pretty)));
-            }
+        if !s.group_by.is_empty() {
+            self.space_or_newline(pretty);
+            self.raw("GROUP BY");
+            self.space_or_newline(pretty);
+            self.indented(pretty, |p| p.comma_list(&s.group_by, |p, e| p.expr(e, pretty)));
         }
         if let Some(having) = &s.having {
             self.space_or_newline(pretty);
@@ -278,183 +232,88 @@ impl Pretty {
         }
     }
 
-    fn top(&mut self, top: &Top) {
-        match &top.quantity {
-            Some(TopQuantity::Expr(quantity)) => {
-                self.raw("TOP (");
-                self.expr(quantity, false);
-                self.raw(")");
-                if top.percent {
-                    self.raw(" PERCENT");
-                }
-                if top.with_ties {
-                    self.raw(" WITH TIES");
-                }
-            }
-            _ => self.fallback(top, false),
-        }
-    }
-
-    fn select_item(&mut self, item: &SelectItem, pretty: bool) {
+    fn item(&mut self, item: &Item, pretty: bool) {
         match item {
-            SelectItem::UnnamedExpr(e) => self.expr(e, pretty),
-            SelectItem::ExprWithAlias { expr, alias } => {
-                self.expr(expr, pretty);
+            Item::Expr(e) => self.expr(e, pretty),
+            Item::Aliased(e, alias) => {
+                self.expr(e, pretty);
                 self.raw(" AS ");
-                self.ident(alias);
+                self.name(*alias);
             }
-            _ => self.fallback(item, pretty),
-        }
-    }
-
-    fn table_with_joins(&mut self, t: &TableWithJoins, pretty: bool) {
-        self.table_factor(&t.relation, pretty);
-        for join in &t.joins {
-            self.space_or_newline(pretty);
-            self.join(join);
+            Item::Wildcard(name) => {
+                self.name(*name);
+                self.raw(".*");
+            }
         }
     }
 
     fn join(&mut self, join: &Join) {
-        let (keyword, constraint) = match &join.join_operator {
-            JoinOperator::Join(c) => ("JOIN ", c),
-            JoinOperator::Inner(c) => ("INNER JOIN ", c),
-            JoinOperator::Left(c) => ("LEFT JOIN ", c),
-            JoinOperator::LeftOuter(c) => ("LEFT OUTER JOIN ", c),
-            JoinOperator::CrossJoin(c) => ("CROSS JOIN ", c),
-            _ => return self.fallback(join, false),
-        };
-        if join.global || matches!(constraint, JoinConstraint::Natural | JoinConstraint::Using(_)) {
-            return self.fallback(join, false);
-        }
-        self.raw(keyword);
-        self.table_factor(&join.relation, false);
-        if let JoinConstraint::On(on) = constraint {
+        self.raw(match join.kind {
+            JoinKind::Inner => "JOIN ",
+            JoinKind::Left => "LEFT JOIN ",
+            JoinKind::Cross => "CROSS JOIN ",
+        });
+        self.relation(&join.relation, false);
+        if let Some(on) = &join.on {
             self.raw(" ON ");
             self.expr(on, false);
         }
     }
 
-    fn table_factor(&mut self, t: &TableFactor, pretty: bool) {
-        match t {
-            TableFactor::Table {
-                name,
-                alias,
-                args: None,
-                with_hints,
-                version: None,
-                partitions,
-                with_ordinality: false,
-                json_path: None,
-                sample: None,
-                index_hints,
-            } if with_hints.is_empty() && partitions.is_empty() && index_hints.is_empty() => {
-                self.object_name(name);
-                if let Some(alias) = alias {
-                    self.raw(" ");
-                    self.table_alias(alias);
-                }
+    fn relation(&mut self, r: &Relation, pretty: bool) {
+        match r {
+            Relation::Table { schema, table, alias } => {
+                self.name(Name::Str(schema));
+                self.raw(".");
+                self.name(Name::Str(table));
+                self.raw(" AS ");
+                self.name(*alias);
             }
-            TableFactor::Derived { lateral, subquery, alias, sample: None } => {
-                if *lateral {
-                    self.raw("LATERAL ");
-                }
+            Relation::Cte(name) => self.name(*name),
+            Relation::Derived(subquery, alias) => {
                 self.raw("(");
                 self.newline(pretty);
                 self.indented(pretty, |p| p.query(subquery, pretty));
                 self.newline(pretty);
-                self.raw(")");
-                if let Some(alias) = alias {
-                    self.raw(" ");
-                    self.table_alias(alias);
-                }
+                self.raw(") AS ");
+                self.name(*alias);
             }
-            _ => self.fallback(t, pretty),
         }
     }
 
-    fn order_by(&mut self, order_by: &OrderBy) {
-        match (&order_by.kind, &order_by.interpolate) {
-            (OrderByKind::Expressions(exprs), None) => {
-                self.raw("ORDER BY ");
-                self.comma_list(exprs, |p, e| p.order_by_expr(e));
-            }
-            _ => self.fallback(order_by, false),
-        }
-    }
-
-    fn order_by_expr(&mut self, o: &OrderByExpr) {
-        if o.with_fill.is_some() {
-            return self.fallback(o, false);
-        }
+    fn order_key(&mut self, o: &OrderKey) {
         self.expr(&o.expr, false);
-        match o.options.asc {
-            Some(true) => self.raw(" ASC"),
-            Some(false) => self.raw(" DESC"),
-            None => {}
-        }
-        match o.options.nulls_first {
-            Some(true) => self.raw(" NULLS FIRST"),
-            Some(false) => self.raw(" NULLS LAST"),
+        self.raw(if o.descending { " DESC" } else { " ASC" });
+        match o.nulls_last {
+            Some(true) => self.raw(" NULLS LAST"),
+            Some(false) => self.raw(" NULLS FIRST"),
             None => {}
         }
     }
 
-    fn limit_clause(&mut self, limit: &LimitClause) {
-        match limit {
-            LimitClause::LimitOffset { limit, offset: None, limit_by } if limit_by.is_empty() => {
-                if let Some(limit) = limit {
-                    self.raw(" LIMIT ");
-                    self.expr(limit, false);
-                }
-            }
-            _ => self.fallback(limit, false),
-        }
-    }
-
-    fn fetch(&mut self, fetch: &Fetch) {
-        match &fetch.quantity {
-            Some(quantity) => {
-                self.raw("FETCH FIRST ");
-                self.expr(quantity, false);
-                if fetch.percent {
-                    self.raw(" PERCENT");
-                }
-                self.raw(if fetch.with_ties { " ROWS WITH TIES" } else { " ROWS ONLY" });
-            }
-            None => self.fallback(fetch, false),
-        }
-    }
-
-    fn ident(&mut self, ident: &Ident) {
-        match ident.quote_style {
+    /// `Ident` in the dialect's quotes.
+    fn name(&mut self, name: Name) {
+        let q = self.quote;
+        let (open, close) = match q {
+            '[' => ("[", "]"),
+            '"' => ("\"", "\""),
+            '`' => ("`", "`"),
+            _ => ("'", "'"),
+        };
+        match name {
             // sqlparser escapes a quote inside the name in its own way
             // (already-doubled quotes kept): its Display writes those.
-            Some(q @ ('"' | '\'' | '`')) if !ident.value.contains(q) => {
-                let mut quote = [0u8; 4];
-                let quote: &str = q.encode_utf8(&mut quote);
-                self.raw(quote);
-                self.text(&ident.value);
-                self.raw(quote);
+            Name::Str(s) if q != '[' && s.contains(q) => self.fallback(&sqlparser::ast::Ident::with_quote(q, s), false),
+            Name::Str(s) => {
+                self.raw(open);
+                self.text(s);
+                self.raw(close);
             }
-            Some('[') => {
-                self.raw("[");
-                self.text(&ident.value);
-                self.raw("]");
-            }
-            None => self.text(&ident.value),
-            _ => self.fallback(ident, false),
-        }
-    }
-
-    fn object_name(&mut self, name: &ObjectName) {
-        for (i, part) in name.0.iter().enumerate() {
-            if i > 0 {
-                self.raw(".");
-            }
-            match part {
-                ObjectNamePart::Identifier(ident) => self.ident(ident),
-                ObjectNamePart::Function(_) => self.fallback(part, false),
+            Name::Indexed(prefix, i) => {
+                self.raw(open);
+                self.raw(prefix);
+                let _ = write!(self.out, "{i}");
+                self.raw(close);
             }
         }
     }
@@ -464,41 +323,18 @@ impl Pretty {
     /// calls pass it on.
     fn expr(&mut self, e: &Expr, pretty: bool) {
         match e {
-            Expr::Identifier(ident) => self.ident(ident),
-            Expr::CompoundIdentifier(parts) => {
-                for (i, ident) in parts.iter().enumerate() {
-                    if i > 0 {
-                        self.raw(".");
-                    }
-                    self.ident(ident);
-                }
+            Expr::Column(alias, column) => {
+                self.name(*alias);
+                self.raw(".");
+                self.name(*column);
             }
-            Expr::Value(v) => match &v.value {
-                Value::Number(n, false) => self.text(n),
-                Value::Placeholder(text) => self.text(text),
-                Value::Null => self.raw("NULL"),
-                _ => self.fallback(e, false),
-            },
-            Expr::BinaryOp { left, op, right } => {
-                let op = match op {
-                    BinaryOperator::Plus => "+",
-                    BinaryOperator::Minus => "-",
-                    BinaryOperator::Multiply => "*",
-                    BinaryOperator::Divide => "/",
-                    BinaryOperator::Modulo => "%",
-                    BinaryOperator::Gt => ">",
-                    BinaryOperator::Lt => "<",
-                    BinaryOperator::GtEq => ">=",
-                    BinaryOperator::LtEq => "<=",
-                    BinaryOperator::Eq => "=",
-                    BinaryOperator::NotEq => "<>",
-                    BinaryOperator::And => "AND",
-                    BinaryOperator::Or => "OR",
-                    _ => return self.fallback(e, false),
-                };
+            Expr::Ident(name) => self.name(*name),
+            Expr::Number(n) => self.text(n),
+            Expr::Placeholder(p) => self.text(p),
+            Expr::Binary(left, op, right) => {
                 self.expr(left, false);
                 self.raw(" ");
-                self.raw(op);
+                self.raw(op.as_str());
                 self.raw(" ");
                 self.expr(right, false);
             }
@@ -506,6 +342,10 @@ impl Pretty {
                 self.raw("(");
                 self.expr(inner, false);
                 self.raw(")");
+            }
+            Expr::Neg(inner) => {
+                self.raw("-");
+                self.expr(inner, false);
             }
             Expr::IsNull(inner) => {
                 self.expr(inner, false);
@@ -515,9 +355,9 @@ impl Pretty {
                 self.expr(inner, false);
                 self.raw(" IS NOT NULL");
             }
-            Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+            Expr::IsNotDistinctFrom(a, b) => {
                 self.expr(a, false);
-                self.raw(if matches!(e, Expr::IsDistinctFrom(..)) { " IS DISTINCT FROM " } else { " IS NOT DISTINCT FROM " });
+                self.raw(" IS NOT DISTINCT FROM ");
                 self.expr(b, false);
             }
             Expr::InList { expr, list, negated } => {
@@ -526,118 +366,84 @@ impl Pretty {
                 self.comma_list(list, |p, x| p.expr(x, false));
                 self.raw(")");
             }
-            Expr::InSubquery { expr, subquery, negated } => {
+            Expr::InSubquery(expr, subquery) => {
                 self.expr(expr, false);
-                self.raw(if *negated { " NOT IN (" } else { " IN (" });
+                self.raw(" IN (");
                 self.query(subquery, false);
                 self.raw(")");
             }
-            Expr::Exists { subquery, negated } => {
-                self.raw(if *negated { "NOT EXISTS (" } else { "EXISTS (" });
+            Expr::Exists(subquery) => {
+                self.raw("EXISTS (");
                 self.query(subquery, false);
                 self.raw(")");
             }
-            Expr::Subquery(q) => {
-                self.raw("(");
-                self.query(q, false);
-                self.raw(")");
-            }
-            Expr::UnaryOp { op: UnaryOperator::Not, expr } => {
-                self.raw("NOT ");
-                self.expr(expr, false);
-            }
-            Expr::UnaryOp { op: UnaryOperator::Minus, expr } => {
-                self.raw("-");
-                self.expr(expr, false);
-            }
-            Expr::Like { negated, any, expr, pattern, escape_char: None } => {
+            Expr::Like { expr, pattern, negated } => {
                 self.expr(expr, false);
                 self.raw(if *negated { " NOT LIKE " } else { " LIKE " });
-                if *any {
-                    self.raw("ANY ");
-                }
                 self.expr(pattern, false);
             }
-            Expr::Cast { kind: CastKind::Cast, expr, data_type, array: false, format: None } => {
+            Expr::Cast(expr, to) => {
                 self.raw("CAST(");
                 self.expr(expr, false);
                 self.raw(" AS ");
-                self.data_type(data_type);
+                match to {
+                    Type::Named(name) => self.text(name),
+                    Type::Binary => self.raw("BINARY"),
+                }
                 self.raw(")");
             }
             Expr::Function(f) => self.function(f, pretty),
-            Expr::Case { operand, conditions, else_result, .. } => {
+            Expr::Case(case) => {
                 self.raw("CASE");
-                if let Some(operand) = operand {
-                    self.raw(" ");
-                    self.expr(operand, pretty);
-                }
-                for when in conditions {
-                    self.space_or_newline(pretty);
-                    self.indented(pretty, |p| {
-                        p.raw("WHEN ");
-                        p.expr(&when.condition, pretty);
-                        p.raw(" THEN");
-                        p.space_or_newline(pretty);
-                        p.indented(pretty, |p| p.expr(&when.result, pretty));
-                    });
-                }
-                if let Some(else_result) = else_result {
+                self.space_or_newline(pretty);
+                self.indented(pretty, |p| {
+                    p.raw("WHEN ");
+                    p.expr(&case.condition, pretty);
+                    p.raw(" THEN");
+                    p.space_or_newline(pretty);
+                    p.indented(pretty, |p| p.expr(&case.result, pretty));
+                });
+                if let Some(otherwise) = &case.otherwise {
                     self.space_or_newline(pretty);
                     self.indented(pretty, |p| p.raw("ELSE"));
                     self.space_or_newline(pretty);
-                    self.indented(pretty, |p| p.indented(pretty, |p| p.expr(else_result, pretty)));
+                    self.indented(pretty, |p| p.indented(pretty, |p| p.expr(otherwise, pretty)));
                 }
                 self.space_or_newline(pretty);
                 self.raw("END");
             }
-            _ => self.fallback(e, pretty),
-        }
-    }
-
-    fn data_type(&mut self, t: &DataType) {
-        match t {
-            DataType::Custom(name, modifiers) if modifiers.is_empty() => self.object_name(name),
-            _ => self.fallback(t, false),
+            Expr::Template(template, x) => match template.pieces.as_slice() {
+                // The template is `sb_x` itself: `x` stands in its place.
+                [before, after] if before.is_empty() && after.is_empty() => self.expr(x, pretty),
+                pieces => {
+                    for (i, piece) in pieces.iter().enumerate() {
+                        if i > 0 {
+                            self.expr(x, false);
+                        }
+                        self.text(piece);
+                    }
+                }
+            },
+            Expr::Foreign(e) => self.fallback(&**e, pretty),
         }
     }
 
     /// `Function`'s Display: the name and arguments inside `write!`, OVER in
     /// the caller's mode.
     fn function(&mut self, f: &Function, pretty: bool) {
-        let FunctionArguments::List(list) = &f.args else { return self.fallback(f, pretty) };
-        let window = match &f.over {
-            None => None,
-            Some(WindowType::WindowSpec(spec)) if spec.window_name.is_none() && spec.window_frame.is_none() => Some(spec),
-            Some(_) => return self.fallback(f, pretty),
-        };
-        if f.uses_odbc_syntax || !matches!(f.parameters, FunctionArguments::None) || !list.clauses.is_empty() || f.null_treatment.is_some() {
-            return self.fallback(f, pretty);
-        }
-        self.object_name(&f.name);
+        self.raw(f.name);
         self.raw("(");
-        match list.duplicate_treatment {
-            Some(DuplicateTreatment::Distinct) => self.raw("DISTINCT "),
-            Some(DuplicateTreatment::All) => self.raw("ALL "),
-            None => {}
+        if f.distinct {
+            self.raw("DISTINCT ");
         }
-        self.comma_list(&list.args, |p, arg| match arg {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => p.expr(e, false),
-            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => p.raw("*"),
-            _ => p.fallback(arg, false),
-        });
+        self.comma_list(&f.args, |p, arg| p.expr(arg, false));
         self.raw(")");
-        if !f.within_group.is_empty() {
+        if let Some(order) = &f.within_group {
             self.raw(" WITHIN GROUP (ORDER BY ");
-            self.comma_list(&f.within_group, |p, o| p.order_by_expr(o));
-            self.raw(")");
+            self.expr(order, false);
+            self.raw(" ASC)");
         }
-        if let Some(filter) = &f.filter {
-            self.raw(" FILTER (WHERE ");
-            self.expr(filter, false);
-            self.raw(")");
-        }
-        if let Some(spec) = window {
+        if let Some(spec) = &f.over {
             self.raw(" OVER (");
             self.newline(pretty);
             self.indented(pretty, |p| {
@@ -652,7 +458,7 @@ impl Pretty {
                         p.space_or_newline(pretty);
                     }
                     p.raw("ORDER BY ");
-                    p.comma_list(&spec.order_by, |p, o| p.order_by_expr(o));
+                    p.comma_list(&spec.order_by, |p, o| p.order_key(o));
                 }
             });
             self.newline(pretty);
