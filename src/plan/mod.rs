@@ -391,10 +391,12 @@ pub struct RequestPlan {
 impl RequestPlan {
     /// Output column names in output order: time bucket, group-bys, metrics.
     pub fn output_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.time.iter().map(|t| t.name.clone()).collect();
-        v.extend(self.group_by.iter().map(|g| g.output_name.clone()));
-        v.extend(self.outputs.iter().map(|o| o.name.clone()));
-        v
+        self.key_names().chain(self.outputs.iter().map(|o| o.name.as_str())).map(str::to_string).collect()
+    }
+
+    /// The key columns' output names: the time bucket's, then the group-bys'.
+    pub fn key_names(&self) -> impl Iterator<Item = &str> {
+        self.time.iter().map(|t| t.name.as_str()).chain(self.group_by.iter().map(|g| g.output_name.as_str()))
     }
 
     /// Key columns (time bucket, group-bys) of the answer.

@@ -169,13 +169,20 @@ pub struct Template {
     pub operation: bool,
 }
 
+impl Template {
+    /// Whether the template is `sb_x` itself: its expression stands in its place.
+    pub fn is_identity(&self) -> bool {
+        matches!(self.pieces.as_slice(), [before, after] if before.is_empty() && after.is_empty())
+    }
+}
+
 impl Expr<'_> {
     /// Whether the text is an operation at its top, which an operator
     /// written after it would bind into.
     pub fn is_operation(&self) -> bool {
         match self {
             Expr::Binary(..) => true,
-            Expr::Template(t, x) if t.pieces.iter().all(|p| p.is_empty()) => x.is_operation(),
+            Expr::Template(t, x) if t.is_identity() => x.is_operation(),
             Expr::Template(t, _) => t.operation,
             _ => false,
         }
@@ -389,7 +396,7 @@ pub fn table_with_columns<'a>(schema: &'a str, table: &'a str, alias: &'a str, c
     const INNER: &str = "sb_c";
     let mut projection = vec![Item::Wildcard(Name::Str(INNER))];
     projection.extend(computed.map(|(e, name)| aliased(e, name)));
-    let q = query(SelectParts { projection, ..SelectParts::from(self::table(schema, table, INNER)) });
+    let q = query(Select { projection, ..Select::from(self::table(schema, table, INNER)) });
     derived(q, alias)
 }
 
@@ -433,40 +440,21 @@ pub fn clear_order_and_limit(q: &mut Query<'_>) {
     q.limit = None;
 }
 
-/// The parts of a single-SELECT query.
-pub struct SelectParts<'a> {
-    pub distinct: bool,
-    pub projection: Vec<Item<'a>>,
-    pub from: Relation<'a>,
-    pub joins: Vec<Join<'a>>,
-    pub selection: Option<Expr<'a>>,
-    pub group_by: Vec<Expr<'a>>,
-    pub having: Option<Expr<'a>>,
-    pub order_by: Vec<OrderKey<'a>>,
-    pub limit: Option<Limit>,
-}
-
-impl<'a> From<Relation<'a>> for SelectParts<'a> {
+impl<'a> From<Relation<'a>> for Select<'a> {
     /// `SELECT … FROM from`, with nothing else yet.
     fn from(from: Relation<'a>) -> Self {
-        SelectParts {
-            distinct: false,
-            projection: Vec::new(),
-            from,
-            joins: Vec::new(),
-            selection: None,
-            group_by: Vec::new(),
-            having: None,
-            order_by: Vec::new(),
-            limit: None,
-        }
+        Select { distinct: false, projection: Vec::new(), from, joins: Vec::new(), selection: None, group_by: Vec::new(), having: None }
     }
 }
 
-pub fn query(parts: SelectParts<'_>) -> Query<'_> {
-    let SelectParts { distinct, projection, from, joins, selection, group_by, having, order_by, limit } = parts;
-    let select = Select { distinct, projection, from, joins, selection, group_by, having };
-    Query { with: None, body: Body::Select(Box::new(select)), order_by, limit }
+/// The query of one SELECT, unordered and unlimited.
+pub fn query(select: Select<'_>) -> Query<'_> {
+    Query { with: None, body: Body::Select(Box::new(select)), order_by: Vec::new(), limit: None }
+}
+
+/// The query of one SELECT, ordered and limited.
+pub fn ordered<'a>(select: Select<'a>, order_by: Vec<OrderKey<'a>>, limit: Option<Limit>) -> Query<'a> {
+    Query { order_by, limit, ..query(select) }
 }
 
 /// A dialect template (our own constant SQL, parsed once per dialect and

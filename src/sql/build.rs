@@ -124,48 +124,46 @@ fn parse_template(template: &str, dialect: &'static super::Dialect) -> Arc<Expr>
 /// A dialect template as our AST holds it: sqlparser's text of the parsed
 /// template, cut where `sb_x` stands (once per dialect and template).
 pub fn template(text: &str, dialect: &'static super::Dialect) -> Arc<super::ast::Template> {
-    type Cache = RwLock<HashMap<&'static str, HashMap<String, Arc<super::ast::Template>>>>;
-    static CUT: OnceLock<Cache> = OnceLock::new();
-    let cache = CUT.get_or_init(Default::default);
-    if let Some(t) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
-        return Arc::clone(t);
-    }
-    let parsed = parse_template(text, dialect);
-    let pieces = parsed.to_string().split("sb_x").map(Box::from).collect();
-    let operation = matches!(*parsed, Expr::BinaryOp { .. });
-    let t = Arc::new(super::ast::Template { source: text.to_string(), dialect, pieces, operation });
-    let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
-    let texts = cache.entry(dialect.name).or_default();
-    if texts.len() >= MAX_PARSED {
-        texts.clear();
-    }
-    texts.insert(text.to_string(), Arc::clone(&t));
-    t
+    static CUT: TextCache<super::ast::Template> = OnceLock::new();
+    let cut = cached(&CUT, text, dialect, |text| {
+        let parsed = parse_template(text, dialect);
+        let pieces = parsed.to_string().split("sb_x").map(Box::from).collect();
+        let operation = matches!(*parsed, Expr::BinaryOp { .. });
+        Ok(super::ast::Template { source: text.to_string(), dialect, pieces, operation })
+    });
+    // Never an error: a template that does not parse panics in `parse_template`.
+    cut.unwrap_or_else(|err| panic!("dialect template `{text}` cannot be cut: {err}"))
 }
 
-/// Past this many texts per dialect (a server whose model is reloaded many
-/// times) a cache of parsed texts starts over.
-const MAX_PARSED: usize = 4096;
+/// Values made from texts, by dialect and text.
+type TextCache<T> = OnceLock<RwLock<HashMap<&'static str, HashMap<String, Arc<T>>>>>;
 
-/// Parsed expressions by dialect and text: our templates, and the model's
-/// computed columns (`parse_expression`), each parsed once rather than on
-/// every request (parsing cost more than the rest of a compile). Bounded by
-/// `MAX_PARSED`.
-fn cached_parse(text: &str, dialect: &'static super::Dialect, parse: impl FnOnce(&str) -> Result<Expr, String>) -> Result<Arc<Expr>, String> {
-    type Cache = RwLock<HashMap<&'static str, HashMap<String, Arc<Expr>>>>;
-    static PARSED: OnceLock<Cache> = OnceLock::new();
-    let cache = PARSED.get_or_init(Default::default);
-    if let Some(e) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
-        return Ok(Arc::clone(e));
+/// `make(text)` for `dialect`, made once and kept in `cache`: our templates
+/// and the model's computed columns are each parsed once rather than on
+/// every request (parsing cost more than the rest of a compile). Bounded:
+/// past `MAX_PARSED` texts per dialect (a server whose model is reloaded
+/// many times) the map starts over.
+fn cached<T>(cache: &'static TextCache<T>, text: &str, dialect: &'static super::Dialect, make: impl FnOnce(&str) -> Result<T, String>) -> Result<Arc<T>, String> {
+    const MAX_PARSED: usize = 4096;
+    let cache = cache.get_or_init(Default::default);
+    if let Some(v) = cache.read().unwrap_or_else(|p| p.into_inner()).get(dialect.name).and_then(|m| m.get(text)) {
+        return Ok(Arc::clone(v));
     }
-    let parsed = Arc::new(parse(text)?);
+    let made = Arc::new(make(text)?);
     let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
     let texts = cache.entry(dialect.name).or_default();
     if texts.len() >= MAX_PARSED {
         texts.clear();
     }
-    texts.insert(text.to_string(), Arc::clone(&parsed));
-    Ok(parsed)
+    texts.insert(text.to_string(), Arc::clone(&made));
+    Ok(made)
+}
+
+/// Parsed expressions by dialect and text: our templates and the model's
+/// computed columns (`parse_expression`).
+fn cached_parse(text: &str, dialect: &'static super::Dialect, parse: impl FnOnce(&str) -> Result<Expr, String>) -> Result<Arc<Expr>, String> {
+    static PARSED: TextCache<Expr> = OnceLock::new();
+    cached(&PARSED, text, dialect, parse)
 }
 
 /// Parses one whole expression written for `dialect` (a computed column's,

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use super::ast::{self, Cte, Expr, Item, Join, Limit, Name, Op, OrderKey, Query, Relation, SelectParts, Type};
+use super::ast::{self, Cte, Expr, Item, Join, Limit, Name, Op, OrderKey, Query, Relation, Select, Type};
 use super::dialect::{BooleanTest, Like, LimitStyle, Median, NullSafeEq, NullsLast, RecursiveCte};
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{Condition, Derived, OutputExpr, OutputRef, Transform, Value};
@@ -148,12 +148,6 @@ fn limit_of(dialect: &Dialect, n: u32) -> Limit {
     }
 }
 
-/// The answer's key columns' output names: the time bucket's, then the
-/// group-bys'.
-fn output_key_names(plan: &RequestPlan) -> impl Iterator<Item = Name<'_>> {
-    plan.time.iter().map(|t| Name::Str(&t.name)).chain(plan.group_by.iter().map(|g| Name::Str(&g.output_name)))
-}
-
 /// How a SELECT names its columns.
 #[derive(Clone, Copy, PartialEq)]
 enum Naming {
@@ -195,9 +189,9 @@ fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usi
             match on_spine {
                 Some((Transform::Plain, spine, time)) => spine_keys(e, spine, time, None, component, &key_cols),
                 Some((Transform::ToGrainKeys(period), spine, time)) => spine_keys(e, spine, time, Some(*period), component, &key_cols),
-                _ => ast::query(SelectParts {
+                _ => ast::query(Select {
                     projection: key_cols.iter().map(|&k| Item::Expr(ast::column(component, k))).collect(),
-                    ..SelectParts::from(ast::cte_ref(component))
+                    ..Select::from(ast::cte_ref(component))
                 }),
             }
         };
@@ -235,7 +229,7 @@ fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usi
         let exprs = key_cols.iter().map(|&k| ast::column("sb_keys", k)).collect();
         (ast::derived(keys, "sb_keys"), joins, exprs)
     };
-    let mut columns: Vec<(Expr, Name)> = key_exprs.into_iter().zip(output_key_names(plan)).collect();
+    let mut columns: Vec<(Expr, Name)> = key_exprs.into_iter().zip(plan.key_names().map(Name::Str)).collect();
     columns.extend(plan.outputs.iter().map(|o| (e.output(&o.expr, reads), Name::Str(&o.name))));
     let order_by = e.order_by(&columns);
     // A row some read component computed over fewer than k people is
@@ -249,14 +243,16 @@ fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usi
             })
         })
         .collect();
-    let outer = ast::query(SelectParts {
-        projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
-        joins,
-        selection: ast::and_all(small_groups_out),
+    let outer = ast::ordered(
+        Select {
+            projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
+            joins,
+            selection: ast::and_all(small_groups_out),
+            ..Select::from(from)
+        },
         order_by,
-        limit: Some(limit_of(e.dialect, plan.limit)),
-        ..SelectParts::from(from)
-    });
+        Some(limit_of(e.dialect, plan.limit)),
+    );
     if recursive {
         match e.dialect.recursive_cte {
             RecursiveCte::Unsupported => {
@@ -292,7 +288,7 @@ fn spine_keys<'p>(e: &mut Emitter<'p>, spine: &'p SpineKeys, time: &TimeBucket, 
             ast::inner_join(ast::cte_ref(component), ast::binary(ast::column(component, "sb_k0"), Op::Eq, start))
         }
     };
-    ast::query(SelectParts { projection, joins: vec![join], ..SelectParts::from(ast::derived(periods, "sb_periods")) })
+    ast::query(Select { projection, joins: vec![join], ..Select::from(ast::derived(periods, "sb_periods")) })
 }
 
 /// The moved keys that do not lie past the end of the data: a bucket is
@@ -301,15 +297,15 @@ fn spine_keys<'p>(e: &mut Emitter<'p>, spine: &'p SpineKeys, time: &TimeBucket, 
 fn keys_up_to_end<'p>(key_cols: &[Name<'p>], keys: Query<'p>, end: usize) -> Query<'p> {
     let time = ast::column("sb_moved", "sb_k0");
     let end_table = Name::Indexed("sb_m", end);
-    let not_past = ast::exists(ast::query(SelectParts {
+    let not_past = ast::exists(ast::query(Select {
         projection: vec![Item::Expr(ast::number("1"))],
         selection: Some(ast::binary(ast::column(end_table, "sb_k0"), Op::GtEq, time.clone())),
-        ..SelectParts::from(ast::cte_ref(end_table))
+        ..Select::from(ast::cte_ref(end_table))
     }));
-    ast::query(SelectParts {
+    ast::query(Select {
         projection: key_cols.iter().map(|&k| Item::Expr(ast::column("sb_moved", k))).collect(),
         selection: Some(ast::binary(ast::is_null(time), Op::Or, not_past)),
-        ..SelectParts::from(ast::derived(keys, "sb_moved"))
+        ..Select::from(ast::derived(keys, "sb_moved"))
     })
 }
 
@@ -327,18 +323,18 @@ fn cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: CumulativeW
 
     let row_time = ast::column(r, "sb_t");
     let one_bucket = Interval { count: 1, unit: t.grain };
-    let first = ast::query(SelectParts {
+    let first = ast::query(Select {
         projection: vec![
             ast::aliased(e.bucket_expr(ast::function("min", vec![row_time.clone()], false), t.grain, t.class), "sb_b"),
             ast::aliased(ast::function("max", vec![row_time.clone()], false), "sb_end"),
         ],
-        ..SelectParts::from(ast::cte_ref(r))
+        ..Select::from(ast::cte_ref(r))
     });
     let next = e.as_bucket_type(e.add_interval(ast::column(s, "sb_b"), one_bucket, 1, t.class), t.class);
-    let step = ast::query(SelectParts {
+    let step = ast::query(Select {
         projection: vec![ast::aliased(next.clone(), "sb_b"), ast::aliased(ast::column(s, "sb_end"), "sb_end")],
         selection: Some(ast::binary(next, Op::LtEq, ast::column(s, "sb_end"))),
-        ..SelectParts::from(ast::cte_ref(s))
+        ..Select::from(ast::cte_ref(s))
     });
     let spine = ast::union_all(first, step);
 
@@ -365,11 +361,11 @@ fn cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: CumulativeW
     // The people inside each bucket's window.
     columns.extend(people_counts(r, owners.len()).into_iter().enumerate().map(|(j, n)| ast::aliased(n, ("sb_n", j))));
     let window_join = ast::and_all(window_conditions).unwrap_or_else(|| ast::number("1"));
-    let aggregate = ast::query(SelectParts {
+    let aggregate = ast::query(Select {
         projection: columns,
         joins: vec![ast::inner_join(ast::cte_ref(r), window_join)],
         group_by,
-        ..SelectParts::from(ast::cte_ref(s))
+        ..Select::from(ast::cte_ref(s))
     });
     Ok(vec![
         Cte { name: r, columns: Vec::new(), query: rows },
@@ -391,7 +387,7 @@ fn window_rows<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, t: &'p TimeBucket)
     projection.push(ast::aliased(operand, "sb_m"));
     projection.push(ast::aliased(ast::column(&t.dimension.entity, &t.dimension.column), "sb_t"));
     projection.extend(owner_items(owners_of(c)));
-    ast::query(SelectParts { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..SelectParts::from(from) })
+    ast::query(Select { distinct: c.aggregation.identity().is_some(), projection, joins, selection, ..Select::from(from) })
 }
 
 /// A cumulative computed per day of the time spine (MetricFlow's way) as
@@ -429,11 +425,11 @@ fn daily_cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: Cumul
     let mut projection = vec![ast::aliased(day.clone(), "sb_b")];
     projection.extend(groups(r).into_iter().enumerate().map(|(j, g)| ast::aliased(g, ("sb_g", j))));
     projection.push(ast::aliased(e.aggregate(c, ast::column(r, "sb_m"))?, "sb_v"));
-    let daily = ast::query(SelectParts {
+    let daily = ast::query(Select {
         projection,
         joins: vec![ast::inner_join(ast::cte_ref(r), ast::and_all(in_window).unwrap_or_else(|| ast::number("1")))],
         group_by: std::iter::once(day).chain(groups(r)).collect(),
-        ..SelectParts::from(ast::cte_ref(s))
+        ..Select::from(ast::cte_ref(s))
     });
 
     // Each day's bucket, typed as the component's time dimension is.
@@ -455,23 +451,23 @@ fn daily_cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: Cumul
             let value = if e.dialect.avg_as_double { ast::cast(value, Type::Named(e.dialect.double_type)) } else { value };
             let mut projection = keys(e, d);
             projection.push(ast::aliased(ast::function("avg", vec![value], false), "sb_v"));
-            ast::query(SelectParts { projection, group_by: group_by(e, d), ..SelectParts::from(ast::cte_ref(d)) })
+            ast::query(Select { projection, group_by: group_by(e, d), ..Select::from(ast::cte_ref(d)) })
         }
         PeriodAgg::First | PeriodAgg::Last => {
             let pick = if period_agg == PeriodAgg::First { "min" } else { "max" };
             let mut projection = keys(e, d);
             projection.push(ast::aliased(ast::function(pick, vec![ast::column(d, "sb_b")], false), "sb_pick"));
-            let picked = ast::query(SelectParts { projection, group_by: group_by(e, d), ..SelectParts::from(ast::cte_ref(d)) });
+            let picked = ast::query(Select { projection, group_by: group_by(e, d), ..Select::from(ast::cte_ref(d)) });
             ctes.push(Cte { name: p, columns: Vec::new(), query: picked });
             let mut on = vec![ast::binary(ast::column(d, "sb_b"), Op::Eq, ast::column(p, "sb_pick"))];
             on.extend((0..n_groups).map(|j| e.null_safe_eq(ast::column(d, ("sb_g", j)), ast::column(p, ("sb_k", j + 1)))));
             let mut projection: Vec<Item> =
                 (0..=n_groups).map(|k| Item::Expr(ast::column(p, ("sb_k", k)))).collect();
             projection.push(ast::aliased(ast::column(d, "sb_v"), "sb_v"));
-            ast::query(SelectParts {
+            ast::query(Select {
                 projection,
                 joins: vec![ast::inner_join(ast::cte_ref(d), ast::and_all(on).unwrap_or_else(|| ast::number("1")))],
-                ..SelectParts::from(ast::cte_ref(p))
+                ..Select::from(ast::cte_ref(p))
             })
         }
     };
@@ -506,7 +502,7 @@ fn credited_conversions<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, i: usize)
     let base_day = e.bucket_expr(ast::column(anchor, &conv.base_time), Grain::Day, conv.base_class);
     projection.push(ast::aliased(base_day, "sb_bd"));
     projection.push(ast::aliased(ast::column(anchor, &conv.base_time), "sb_bt"));
-    let base_rows = ast::query(SelectParts { projection, joins, selection, ..SelectParts::from(from) });
+    let base_rows = ast::query(Select { projection, joins, selection, ..Select::from(from) });
 
     let mut projection: Vec<Item> =
         credit.identity.iter().enumerate().map(|(k, col)| ast::aliased(ast::column(&conv.alias, col), ("sb_id", k))).collect();
@@ -515,7 +511,7 @@ fn credited_conversions<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, i: usize)
     projection.push(ast::aliased(e.measure_operand(c, &conv.alias), "sb_m"));
     let selection = ast::and_all(conv.filters.iter().map(|f| e.filter(f)).collect());
     let conversion_rows =
-        ast::query(SelectParts { projection, selection, ..SelectParts::from(e.table(&conv.table, &conv.alias, &conv.computed)) });
+        ast::query(Select { projection, selection, ..Select::from(e.table(&conv.table, &conv.alias, &conv.computed)) });
 
     let (base_day, conv_day) = (ast::column(r, "sb_bd"), ast::column(cv, "sb_cd"));
     let mut on: Vec<Expr> = (0..conv.keys.len())
@@ -535,20 +531,20 @@ fn credited_conversions<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, i: usize)
         answer_keys(r).into_iter().enumerate().map(|(k, x)| ast::aliased(x, ("sb_k", k))).collect();
     projection.push(ast::aliased(ast::column(cv, "sb_m"), "sb_m"));
     projection.push(ast::aliased(ast::row_number(partition, order), "sb_rank"));
-    let pairs = ast::query(SelectParts {
+    let pairs = ast::query(Select {
         projection,
         joins: vec![ast::inner_join(ast::cte_ref(r), ast::and_all(on).unwrap_or_else(|| ast::number("1")))],
-        ..SelectParts::from(ast::cte_ref(cv))
+        ..Select::from(ast::cte_ref(cv))
     });
 
     let mut projection: Vec<Item> =
         answer_keys(j).into_iter().enumerate().map(|(k, x)| ast::aliased(x, ("sb_k", k))).collect();
     projection.push(ast::aliased(e.aggregate(c, ast::column(j, "sb_m"))?, "sb_v"));
-    let credited = ast::query(SelectParts {
+    let credited = ast::query(Select {
         projection,
         selection: Some(ast::binary(ast::column(j, "sb_rank"), Op::Eq, ast::number("1"))),
         group_by: answer_keys(j),
-        ..SelectParts::from(ast::cte_ref(j))
+        ..Select::from(ast::cte_ref(j))
     });
     Ok(vec![
         Cte { name: r, columns: Vec::new(), query: base_rows },
@@ -583,11 +579,11 @@ fn answer_keys<'p>(e: &Emitter<'p>, c: &'p ComponentPlan) -> Vec<(Expr<'p>, Name
 fn spine_select<'p>(e: &mut Emitter<'p>, spine: &'p SpineKeys, day_to: impl FnOnce(&Emitter<'p>, Expr<'p>) -> Expr<'p>, alias: &'static str) -> Query<'p> {
     let selection = ast::and_all(spine.filters.iter().map(|f| e.filter(f)).collect());
     let day = day_to(e, ast::column("sb_spine", &spine.column));
-    ast::query(SelectParts {
+    ast::query(Select {
         distinct: true,
         projection: vec![ast::aliased(day, alias)],
         selection,
-        ..SelectParts::from(ast::table(&spine.table.schema, &spine.table.table, "sb_spine"))
+        ..Select::from(ast::table(&spine.table.schema, &spine.table.table, "sb_spine"))
     })
 }
 
@@ -635,7 +631,7 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
             inner.push(ast::aliased(ast::window_function(pick, time, partition), "sb_w"));
             kept = Some(ast::binary(ast::column(ROWS, "sb_t"), Op::Eq, ast::column(ROWS, "sb_w")));
         }
-        let rows = ast::query(SelectParts { distinct: deduplicated, projection: inner, joins, selection, ..SelectParts::from(from) });
+        let rows = ast::query(Select { distinct: deduplicated, projection: inner, joins, selection, ..Select::from(from) });
         let outer_keys: Vec<(Expr, Name)> = keys.iter().enumerate().map(|(i, &(_, name))| (ast::column(ROWS, ("sb_k", i)), name)).collect();
         let aggregate = e.aggregate(c, ast::column(ROWS, "sb_m"))?;
         let people = people_counts(Name::Str(ROWS), owners.len());
@@ -656,16 +652,18 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
         Naming::Internal => (Vec::new(), None),
     };
     // ORDER BY is built: the columns move into the projection.
-    Ok(ast::query(SelectParts {
-        projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
-        joins,
-        selection,
-        group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
-        having,
+    Ok(ast::ordered(
+        Select {
+            projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
+            joins,
+            selection,
+            group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
+            having,
+            ..Select::from(from)
+        },
         order_by,
         limit,
-        ..SelectParts::from(from)
-    }))
+    ))
 }
 
 /// The operator of a comparison op (`eq` … `gte`); the others are no
@@ -898,7 +896,7 @@ impl<'p> Emitter<'p> {
             predicates.push(ast::binary(conv_time, Op::LtEq, end));
         }
         predicates.extend(c.filters.iter().map(|f| self.filter(f)));
-        let sub = ast::query(SelectParts {
+        let sub = ast::query(Select {
             distinct: false,
             projection: vec![Item::Expr(ast::number("1"))],
             from: self.table(&c.table, &c.alias, &c.computed),
@@ -906,8 +904,6 @@ impl<'p> Emitter<'p> {
             selection: ast::and_all(predicates),
             group_by: Vec::new(),
             having: None,
-            order_by: Vec::new(),
-            limit: None,
         });
         ast::exists(sub)
     }
@@ -1072,10 +1068,10 @@ impl<'p> Emitter<'p> {
                 ast::binary(metric_value, comparison(op), bound)
             }
         };
-        let keys = ast::query(SelectParts {
+        let keys = ast::query(Select {
             projection: vec![Item::Expr(ast::column(MF, &key.output_name))],
             selection: Some(compare),
-            ..SelectParts::from(ast::derived(body, MF))
+            ..Select::from(ast::derived(body, MF))
         });
         ast::in_subquery(col, keys)
     }
@@ -1123,7 +1119,7 @@ impl<'p> Emitter<'p> {
         let joins = rest.iter().map(|j| ast::inner_join(self.relation(j), self.on(j))).collect();
         let mut predicates = vec![self.on(first)];
         predicates.extend(s.filters.iter().map(|f| self.filter(f)));
-        let sub = ast::query(SelectParts {
+        let sub = ast::query(Select {
             distinct: false,
             projection: vec![Item::Expr(ast::number("1"))],
             from: self.relation(first),
@@ -1131,8 +1127,6 @@ impl<'p> Emitter<'p> {
             selection: ast::and_all(predicates),
             group_by: Vec::new(),
             having: None,
-            order_by: Vec::new(),
-            limit: None,
         });
         ast::exists(sub)
     }

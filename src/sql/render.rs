@@ -412,18 +412,15 @@ impl Pretty {
                 self.space_or_newline(pretty);
                 self.raw("END");
             }
-            Expr::Template(template, x) => match template.pieces.as_slice() {
-                // The template is `sb_x` itself: `x` stands in its place.
-                [before, after] if before.is_empty() && after.is_empty() => self.expr(x, pretty),
-                pieces => {
-                    for (i, piece) in pieces.iter().enumerate() {
-                        if i > 0 {
-                            self.expr(x, false);
-                        }
-                        self.text(piece);
+            Expr::Template(template, x) if template.is_identity() => self.expr(x, pretty),
+            Expr::Template(template, x) => {
+                for (i, piece) in template.pieces.iter().enumerate() {
+                    if i > 0 {
+                        self.expr(x, false);
                     }
+                    self.text(piece);
                 }
-            },
+            }
             Expr::Foreign(e) => self.fallback(&**e, pretty),
         }
     }
