@@ -211,6 +211,24 @@ fn imported_metrics_answer_as_metricflow_does_on_mariadb() {
     assert!(compared >= 86, "only {compared} cases compared on MariaDB (86 when this was written)");
 }
 
+/// And on Spark over Spark Connect (the `databricks` dialect): the
+/// warehouse exported to Parquet and registered as the tables of a database
+/// of its own on the local server (`engines_wheels`), the manifest imported
+/// into that database.
+#[test]
+fn imported_metrics_answer_as_metricflow_does_on_spark() {
+    let Some(server) = crate::engines_wheels::spark() else { return };
+    let database = crate::engines_servers::unique_name("dbtshop");
+    let lake = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{database}-lake"));
+    let target = schemabrain::engine::export::Target::parse(&format!("parquet:{}", lake.display()), None).unwrap();
+    schemabrain::engine::export::export(&dbt_shop_engine(), "main", &target).expect("export to Parquet");
+    crate::engines_wheels::register_parquet(&server.url, &database, &lake).expect("tables registered on Spark");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-spark"));
+    let doc = import_with(&out, &["--schema", &database]);
+    let compared = answers_like_metricflow("Spark", &out, &doc, &server.url);
+    assert!(compared >= 89, "only {compared} cases compared on Spark (89 on DuckDB)");
+}
+
 /// The dbt_shop warehouse, opened read-only.
 fn dbt_shop_engine() -> schemabrain::engine::DuckDbEngine {
     let warehouse = dbt_shop_warehouse();
