@@ -108,11 +108,29 @@ extern "C" fn stop_server() {
     }
 }
 
-/// The binary's Spark Connect server, started on first use (`None`: skipped).
-pub fn spark() -> Option<&'static SparkServer> {
+/// The binary's Spark Connect server, held by one test at a time: a test
+/// that watches the server's CPU after an interrupt must not see another
+/// test's queries there. Dereferences to the server.
+pub struct SparkUse {
+    server: &'static SparkServer,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for SparkUse {
+    type Target = SparkServer;
+    fn deref(&self) -> &SparkServer {
+        self.server
+    }
+}
+
+/// The binary's Spark Connect server, started on first use, once the tests
+/// before have let go of it (`None`: skipped).
+pub fn spark() -> Option<SparkUse> {
     static SERVER: OnceLock<Result<SparkServer, String>> = OnceLock::new();
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     match SERVER.get_or_init(start_spark) {
-        Ok(s) => Some(s),
+        Ok(server) => Some(SparkUse { server, _turn: turn }),
         Err(why) => unavailable("the Spark Connect server", why),
     }
 }
