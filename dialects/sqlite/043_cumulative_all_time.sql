@@ -18,19 +18,19 @@ WITH RECURSIVE "sb_r0" AS (
     "sb_r0"
   UNION ALL
   SELECT
-    datetime("sb_s0"."sb_b", '+1 months') AS "sb_b",
+    min(datetime("sb_s0"."sb_b", '+1 months'), datetime(date("sb_s0"."sb_b", 'start of month', '+2 months', '-1 day') || ' ' || time("sb_s0"."sb_b"))) AS "sb_b",
     "sb_s0"."sb_end" AS "sb_end"
   FROM
     "sb_s0"
   WHERE
-    datetime("sb_s0"."sb_b", '+1 months') <= "sb_s0"."sb_end"
+    min(datetime("sb_s0"."sb_b", '+1 months'), datetime(date("sb_s0"."sb_b", 'start of month', '+2 months', '-1 day') || ' ' || time("sb_s0"."sb_b"))) <= "sb_s0"."sb_end"
 ), "sb_m0" AS (
   SELECT
     "sb_s0"."sb_b" AS "sb_k0",
     sum("sb_r0"."sb_m") AS "sb_v"
   FROM
     "sb_s0"
-    JOIN "sb_r0" ON "sb_r0"."sb_t" < datetime("sb_s0"."sb_b", '+1 months')
+    JOIN "sb_r0" ON "sb_r0"."sb_t" < min(datetime("sb_s0"."sb_b", '+1 months'), datetime(date("sb_s0"."sb_b", 'start of month', '+2 months', '-1 day') || ' ' || time("sb_s0"."sb_b")))
   GROUP BY
     "sb_s0"."sb_b"
 )

@@ -14,14 +14,14 @@ WITH "sb_m0" AS (
     datetime("order"."ordered_at", 'start of month')
 ), "sb_m1" AS (
   SELECT
-    datetime(datetime("order"."ordered_at", '+1 months'), 'start of month') AS "sb_k0",
+    datetime(min(datetime("order"."ordered_at", '+1 months'), datetime(date("order"."ordered_at", 'start of month', '+2 months', '-1 day') || ' ' || time("order"."ordered_at"))), 'start of month') AS "sb_k0",
     sum("order"."amount") AS "sb_v"
   FROM
     "main"."orders" AS "order"
   WHERE
-    "order"."status" NOT IN (?) AND (datetime("order"."ordered_at", '+1 months')) >= ?
+    "order"."status" NOT IN (?) AND (min(datetime("order"."ordered_at", '+1 months'), datetime(date("order"."ordered_at", 'start of month', '+2 months', '-1 day') || ' ' || time("order"."ordered_at")))) >= ?
   GROUP BY
-    datetime(datetime("order"."ordered_at", '+1 months'), 'start of month')
+    datetime(min(datetime("order"."ordered_at", '+1 months'), datetime(date("order"."ordered_at", 'start of month', '+2 months', '-1 day') || ' ' || time("order"."ordered_at"))), 'start of month')
 )
 SELECT
   "sb_keys"."sb_k0" AS "order.ordered_at__month",

@@ -4,14 +4,14 @@
 -- A derived metric whose only input is moved answers its moved buckets up to the last bucket of the unmoved rows (a CTE read only for that end), so no row lies past the data.
 WITH "sb_m0" AS (
   SELECT
-    datetime(datetime("order"."ordered_at", '+1 months'), 'start of month') AS "sb_k0",
+    datetime(min(datetime("order"."ordered_at", '+1 months'), datetime(date("order"."ordered_at", 'start of month', '+2 months', '-1 day') || ' ' || time("order"."ordered_at"))), 'start of month') AS "sb_k0",
     sum("order"."amount") AS "sb_v"
   FROM
     "main"."orders" AS "order"
   WHERE
     "order"."status" NOT IN (?)
   GROUP BY
-    datetime(datetime("order"."ordered_at", '+1 months'), 'start of month')
+    datetime(min(datetime("order"."ordered_at", '+1 months'), datetime(date("order"."ordered_at", 'start of month', '+2 months', '-1 day') || ' ' || time("order"."ordered_at"))), 'start of month')
 ), "sb_m1" AS (
   SELECT
     datetime("order"."ordered_at", 'start of month') AS "sb_k0",

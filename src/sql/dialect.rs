@@ -582,6 +582,16 @@ impl Dialect {
                 _ => format!("TIMESTAMP_ADD(sb_x, INTERVAL {n} {upper})"),
             },
             DateMath::DateAddFn => format!("DATEADD({u}, {n}, sb_x)"),
+            // SQLite carries a month's overflow into the next (31 January
+            // + 1 month is 3 March); the other engines (and MetricFlow) clamp
+            // to the month's last day (28 February). The earlier of the two
+            // is the clamped one: its last day, at the same time of day.
+            DateMath::Sqlite if unit == Grain::Month => {
+                let (end_sign, end_abs) = if n + 1 < 0 { ("-", -(n + 1)) } else { ("+", n + 1) };
+                format!(
+                    "min(datetime(sb_x, '{sign}{abs} months'), datetime(date(sb_x, 'start of month', '{end_sign}{end_abs} months', '-1 day') || ' ' || time(sb_x)))"
+                )
+            }
             DateMath::Sqlite => format!("datetime(sb_x, '{sign}{abs} {u}s')"),
         }
     }

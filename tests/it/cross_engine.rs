@@ -99,11 +99,7 @@ const KNOWN_ON_SQLITE: &[(&str, &str)] = &[
 /// (reported to the planner's owner, `src/sql/dialect.rs`): each must still
 /// disagree, so that a fix takes it off the list. Not hidden: the test
 /// prints each one.
-const WRONG_ON_SQLITE: &[(&str, &str)] = &[
-    // The offset (a month ago) is joined on bucket text the same way.
-    ("049_growth_mom_2024.yaml", "offset joined on bucket text"),
-    ("061_revenue_month_ago_by_month.yaml", "offset joined on bucket text"),
-];
+const WRONG_ON_SQLITE: &[(&str, &str)] = &[];
 
 fn limits() -> Limits {
     Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }

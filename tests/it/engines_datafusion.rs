@@ -228,7 +228,7 @@ fn bad_directory_sources_are_clear_errors() {
     let msg = connect(format!("parquet:{}", base.join("corrupt").display()));
     assert!(msg.contains("broken.parquet"), "{msg}");
     let err = engine::open("parquet").err().expect("not a source");
-    assert!(err.to_string().contains("parquet:DIR and csv:DIR"), "{err}");
+    assert!(err.to_string().contains("parquet:DIR, csv:DIR") && err.to_string().contains("sc://HOST:PORT"), "{err}");
     let _ = std::fs::remove_dir_all(&base);
 }
 
