@@ -672,23 +672,20 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
             Naming::Internal => columns.extend(people.into_iter().enumerate().map(|(j, n)| (n, Name::Indexed("sb_n", j)))),
         }
     }
+    let group_by = outer_keys.into_iter().map(|(k, _)| k).collect();
+    Ok(finish(e, naming, columns, Select { joins, selection, group_by, having, ..Select::from(from) }))
+}
+
+/// `select` with `columns` (expression, name) as its projection, ordered
+/// and limited as the whole answer under `Naming::Output`.
+fn finish<'p>(e: &Emitter<'p>, naming: Naming, columns: Vec<(Expr<'p>, Name<'p>)>, select: Select<'p>) -> Query<'p> {
     let (order_by, limit) = match naming {
-        Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
+        Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, e.plan.limit))),
         Naming::Internal => (Vec::new(), None),
     };
     // ORDER BY is built: the columns move into the projection.
-    Ok(ast::ordered(
-        Select {
-            projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
-            joins,
-            selection,
-            group_by: outer_keys.into_iter().map(|(k, _)| k).collect(),
-            having,
-            ..Select::from(from)
-        },
-        order_by,
-        limit,
-    ))
+    let projection = columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect();
+    ast::ordered(Select { projection, ..select }, order_by, limit)
 }
 
 /// Components sharing one scan (`members`, the host first) as one SELECT:
@@ -738,21 +735,8 @@ fn shared_select<'p>(e: &mut Emitter<'p>, members: &[usize], naming: Naming) -> 
             predicates.push(ast::nested(kept.fold(first, |acc, x| ast::binary(acc, Op::Or, x))));
         }
     }
-    let (order_by, limit) = match naming {
-        Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
-        Naming::Internal => (Vec::new(), None),
-    };
-    Ok(ast::ordered(
-        Select {
-            projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
-            joins,
-            selection: ast::and_all(predicates),
-            group_by: keys.into_iter().map(|(k, _)| k).collect(),
-            ..Select::from(from)
-        },
-        order_by,
-        limit,
-    ))
+    let group_by = keys.into_iter().map(|(k, _)| k).collect();
+    Ok(finish(e, naming, columns, Select { joins, selection: ast::and_all(predicates), group_by, ..Select::from(from) }))
 }
 
 /// The column holding component `i`'s value in its scan's CTE.
