@@ -1,0 +1,246 @@
+//! TPC-H (issue 34): the `semantics/tpch` project over the warehouse of
+//! `tests/support/tpch_warehouse.rs` at scale factor 0.01 (seconds to build).
+//!
+//! - Every request in `tests/tpch/requests/` (a get_metric request and the
+//!   SQL an expert writes by hand from the definitions, `sql` for DuckDB and
+//!   `sql_postgres` where Postgres needs another text) answers the same rows
+//!   through get_metric as its SQL does, on DuckDB and on Postgres: numbers
+//!   within a relative 1e-9, row order compared only where the case says
+//!   `ordered: true`. The hand SQL names the tables unqualified: DuckDB reads
+//!   `main`, Postgres the test's schema through its search path.
+//! - `via` on the unequal diamond: a line item reaches `nation` in two hops
+//!   through its supplier and in three through its order and customer.
+//! - The warehouse itself: TPC-H's keys, NOT NULL columns and row counts.
+//!
+//! The same cases are the bench's (`benches/tpch.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value as Json};
+
+use schemabrain::engine::{DuckDbEngine, Engine, PostgresEngine};
+use schemabrain::envelope::{Envelope, Status};
+use schemabrain::project::Project;
+use schemabrain::sql::CompiledSql;
+use schemabrain::tools::{self, Execution};
+
+use crate::common::{limits, repo};
+use crate::cross_engine::same_rows;
+use crate::engines_servers::PgSchema;
+
+#[path = "../support/tpch_warehouse.rs"]
+mod warehouse;
+
+const SCALE_FACTOR: f64 = 0.01;
+
+/// The DuckDB warehouse, built once per fingerprint into the cargo target's
+/// test temp dir.
+fn duckdb_file() -> &'static Path {
+    static W: OnceLock<PathBuf> = OnceLock::new();
+    W.get_or_init(|| warehouse::ensure_duckdb(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("tpch"), SCALE_FACTOR))
+}
+
+fn duck() -> DuckDbEngine {
+    let w = duckdb_file();
+    DuckDbEngine::open_read_only(w, &format!("duckdb:{}", w.display())).expect("the TPC-H warehouse opens")
+}
+
+/// The project checked against the warehouse's catalog (keys included).
+fn project_on_duckdb() -> &'static Project {
+    static P: OnceLock<Project> = OnceLock::new();
+    P.get_or_init(|| {
+        let declared = Project::open_declared(&repo("semantics/tpch")).unwrap_or_else(|d| panic!("semantics/tpch does not load:\n{d}"));
+        declared.with_catalog(duck().introspect().expect("introspects")).unwrap_or_else(|d| panic!("semantics/tpch disagrees with its warehouse:\n{d}"))
+    })
+}
+
+fn cases() -> Vec<warehouse::Case> {
+    let cases = warehouse::cases();
+    assert!(cases.len() >= 21, "only {} TPC-H requests", cases.len());
+    cases
+}
+
+/// Rows in a canonical order; numbers are written rounded so that values
+/// equal within tolerance sort alike.
+fn sorted(mut rows: Vec<Vec<Json>>) -> Vec<Vec<Json>> {
+    let key = |r: &Vec<Json>| -> String {
+        r.iter()
+            .map(|v| match v {
+                Json::Number(n) => format!("{:.6e}", n.as_f64().unwrap_or(0.0)),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
+    rows.sort_by_key(key);
+    rows
+}
+
+fn rows_of(env: &Envelope) -> Vec<Vec<Json>> {
+    serde_json::from_value(env.data().expect("data")["rows"].clone()).unwrap()
+}
+
+fn run_sql(engine: &dyn Engine, sql: &str, dialect: &'static str) -> Result<Vec<Vec<Json>>, String> {
+    let hand = CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect };
+    engine.run(&hand, limits()).map(|r| r.rows).map_err(|e| e.to_string())
+}
+
+/// Answers `request` through get_metric on `engine`; `Err` says why it is
+/// not the rows of `sql`.
+fn agrees(project: &Project, engine: &dyn Engine, request: &Json, sql: &str, ordered: bool) -> Result<(), String> {
+    let env = tools::call(project, "get_metric", request, Execution::run(engine, limits()));
+    if env.status() != Status::Success {
+        return Err(format!("status {:?}: {}", env.status(), serde_json::to_string(&env).unwrap()));
+    }
+    let ours = rows_of(&env);
+    let hand = run_sql(engine, sql, engine.dialect().name).map_err(|e| format!("the hand-written SQL fails: {e}"))?;
+    if hand.is_empty() {
+        return Err("the hand-written SQL returns no rows, so it proves nothing".into());
+    }
+    let (a, b) = if ordered { (ours.clone(), hand.clone()) } else { (sorted(ours.clone()), sorted(hand.clone())) };
+    if same_rows(&a, &b) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} rows from get_metric, {} by hand\n  get_metric: {:?}\n  by hand:    {:?}\n  our sql: {}",
+        a.len(),
+        b.len(),
+        a.iter().take(4).collect::<Vec<_>>(),
+        b.iter().take(4).collect::<Vec<_>>(),
+        env.data().unwrap()["sql"].as_str().unwrap_or_default()
+    ))
+}
+
+/// Every case on `engine`; panics listing every disagreement.
+fn every_case_agrees(label: &str, project: &Project, engine: &dyn Engine) {
+    let cases = cases();
+    let mut failures = Vec::new();
+    for case in &cases {
+        if let Err(why) = agrees(project, engine, &case.request, case.sql_for(engine.dialect().name), case.ordered) {
+            failures.push(format!("{}: {why}", case.name));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} TPC-H requests disagree with their hand-written SQL on {label}:\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+}
+
+#[test]
+fn every_request_answers_as_its_hand_written_sql_on_duckdb() {
+    every_case_agrees("DuckDB", project_on_duckdb(), &duck());
+}
+
+#[test]
+fn every_request_answers_as_its_hand_written_sql_on_postgres() {
+    let Some(schema) = PgSchema::create("tpch") else { return };
+    warehouse::load_postgres(&schema.url, &schema.name, SCALE_FACTOR).unwrap_or_else(|e| panic!("loading TPC-H into Postgres: {e}"));
+    let pg = PostgresEngine::connect(&warehouse::url_with_search_path(&schema.url, &schema.name)).expect("connects");
+    let catalog = pg.introspect().expect("introspects");
+    let ours = |t: &str| format!("{}.{t}", schema.name);
+    assert_eq!(catalog.tables[&ours("lineitem")].primary_key, ["l_orderkey", "l_linenumber"]);
+    assert_eq!(catalog.tables[&ours("lineitem")].foreign_keys.len(), 4);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    warehouse::write_project_in_schema(&schema.name, &dir);
+    let declared = Project::open_declared(&dir).unwrap_or_else(|d| panic!("{d}"));
+    let project = declared.with_catalog(catalog).unwrap_or_else(|d| panic!("the Postgres warehouse disagrees with the model:\n{d}"));
+    every_case_agrees("Postgres", &project, &pg);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_warehouse_has_the_keys_and_rows_tpch_declares() {
+    let catalog = duck().introspect().expect("introspects");
+    // Row counts of TPC-H at SF 0.01 (spec 4.2.5: region and nation fixed,
+    // the others scale; lineitem has 1 to 7 lines per order).
+    let counts = [("region", 5), ("nation", 25), ("supplier", 100), ("customer", 1_500), ("part", 2_000), ("partsupp", 8_000), ("orders", 15_000)];
+    let engine = duck();
+    for t in warehouse::TABLES {
+        let info = &catalog.tables[&format!("main.{}", t.name)];
+        let columns: Vec<&str> = info.columns.iter().map(|c| c.name.as_str()).collect();
+        let declared: Vec<&str> = t.columns.iter().map(|(n, _)| *n).collect();
+        assert_eq!(columns, declared, "{}", t.name);
+        assert!(info.columns.iter().all(|c| !c.nullable), "{}: a nullable column", t.name);
+        assert_eq!(info.primary_key, t.primary_key, "{}", t.name);
+        let fks: Vec<(Vec<String>, String, Vec<String>)> = info.foreign_keys.iter().map(|f| (f.columns.clone(), f.ref_table.clone(), f.ref_columns.clone())).collect();
+        for (cols, target, target_cols) in t.foreign_keys {
+            let want = (cols.iter().map(|c| c.to_string()).collect(), target.to_string(), target_cols.iter().map(|c| c.to_string()).collect());
+            assert!(fks.contains(&want), "{}: no foreign key {want:?} in {fks:?}", t.name);
+        }
+        assert_eq!(fks.len(), t.foreign_keys.len(), "{}: {fks:?}", t.name);
+        let n = run_sql(&engine, &format!("SELECT count(*) FROM {}", t.name), "duckdb").unwrap()[0][0].as_i64().unwrap();
+        match counts.iter().find(|(name, _)| *name == t.name) {
+            Some((_, want)) => assert_eq!(n, *want, "{} rows", t.name),
+            None => assert!((15_000..=7 * 15_000).contains(&n), "{n} line items for 15,000 orders"),
+        }
+    }
+    // Every order has lines and every line's part/supplier pair is offered
+    // in partsupp: what the hand-written SQL relies on.
+    let orphans = "SELECT (SELECT count(*) FROM orders WHERE o_orderkey NOT IN (SELECT l_orderkey FROM lineitem)) \
+                   + (SELECT count(*) FROM lineitem l LEFT JOIN partsupp ps ON ps.ps_partkey = l.l_partkey AND ps.ps_suppkey = l.l_suppkey WHERE ps.ps_partkey IS NULL)";
+    assert_eq!(run_sql(&engine, orphans, "duckdb").unwrap()[0][0], json!(0));
+}
+
+/// revenue by nation.n_name with `via`, dry-run and executed on DuckDB.
+fn revenue_by_nation(via: Option<&str>) -> Envelope {
+    let mut args = json!({"name": "revenue", "group_by": ["nation.n_name"]});
+    if let Some(join) = via {
+        args["via"] = json!([join]);
+    }
+    tools::call(project_on_duckdb(), "get_metric", &args, Execution::run(&duck(), limits()))
+}
+
+fn case_sql(file: &str) -> String {
+    cases().into_iter().find(|c| c.name == file).unwrap_or_else(|| panic!("no case {file}")).sql
+}
+
+#[test]
+fn via_customer_nation_takes_the_longer_path_and_means_the_customers_nation() {
+    let engine = duck();
+    let by_customer = sorted(run_sql(&engine, &case_sql("002_revenue_by_customer_nation.yaml"), "duckdb").unwrap());
+    let by_supplier = sorted(run_sql(&engine, &case_sql("003_revenue_by_supplier_nation.yaml"), "duckdb").unwrap());
+    assert_eq!(by_customer.len(), 25);
+    assert!(!same_rows(&by_customer, &by_supplier), "the two nations must give different answers, or this test proves nothing");
+
+    let env = revenue_by_nation(Some("customer_nation"));
+    assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
+    let ours = sorted(rows_of(&env));
+    assert!(!same_rows(&ours, &by_supplier), "via customer_nation answered with the supplier's nation:\n{}", env.data().unwrap()["sql"]);
+    assert!(same_rows(&ours, &by_customer), "via customer_nation: {ours:?}\nby hand: {by_customer:?}");
+    let joins = serde_json::to_string(&env.data().unwrap()["joins"]).unwrap();
+    for join in ["lineitem_order", "order_customer", "customer_nation"] {
+        assert!(joins.contains(join), "the plan's joins do not name {join}: {joins}");
+    }
+    assert!(!joins.contains("supplier_nation"), "{joins}");
+
+    let env = revenue_by_nation(Some("supplier_nation"));
+    assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
+    assert!(same_rows(&sorted(rows_of(&env)), &by_supplier));
+}
+
+#[test]
+fn without_via_the_nation_of_a_line_is_ambiguous_and_the_recovery_picks_one_role() {
+    let env = revenue_by_nation(None);
+    let err = env.tool_error().unwrap_or_else(|| panic!("revenue by nation without via answers: {}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(err.kind().as_str(), "ambiguous_path", "{}", err.message());
+    // Both roles are listed, each with the joins that name it.
+    let listed = format!("{} {:?}", err.message(), err.recovery().fuzzy_matches());
+    for join in ["customer_nation", "supplier_nation", "order_customer", "lineitem_supplier"] {
+        assert!(listed.contains(join), "the paths listed do not name {join}: {listed}");
+    }
+    // The suggested call keeps the question (metric and group-by) and
+    // answers it for one of the roles.
+    let r = err.recovery();
+    assert_eq!(r.suggested_tool(), Some("get_metric"));
+    let next_args = Json::Object(r.suggested_args().cloned().unwrap_or_default());
+    assert_eq!(next_args["name"], "revenue");
+    assert_eq!(next_args["group_by"], json!(["nation.n_name"]));
+    assert!(next_args["via"].as_array().is_some_and(|v| !v.is_empty()), "{next_args}");
+    let next = tools::call(project_on_duckdb(), "get_metric", &next_args, Execution::run(&duck(), limits()));
+    assert_eq!(next.status(), Status::Success, "{}", serde_json::to_string(&next).unwrap());
+    let engine = duck();
+    let answer = sorted(rows_of(&next));
+    let roles = ["002_revenue_by_customer_nation.yaml", "003_revenue_by_supplier_nation.yaml"];
+    assert!(
+        roles.iter().any(|case| same_rows(&answer, &sorted(run_sql(&engine, &case_sql(case), "duckdb").unwrap()))),
+        "the recovery {next_args} answers neither the customer's nor the supplier's nation: {answer:?}"
+    );
+}
