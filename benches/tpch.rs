@@ -92,23 +92,6 @@ fn compile(project: &Project, case: &warehouse::Case, dialect: &'static Dialect)
     Ok(compiled)
 }
 
-fn rows_agree(a: &[Vec<Json>], b: &[Vec<Json>], ordered: bool) -> bool {
-    fn same(x: &Json, y: &Json) -> bool {
-        match (x.as_f64(), y.as_f64()) {
-            (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
-            _ => x == y,
-        }
-    }
-    fn canonical(rows: &[Vec<Json>]) -> Vec<Vec<Json>> {
-        let mut rows = rows.to_vec();
-        let key = |r: &Vec<Json>| r.iter().map(|v| v.as_f64().map_or_else(|| v.to_string(), |f| format!("{f:.6e}"))).collect::<Vec<_>>().join("\u{1}");
-        rows.sort_by_key(key);
-        rows
-    }
-    let (a, b) = if ordered { (a.to_vec(), b.to_vec()) } else { (canonical(a), canonical(b)) };
-    a.len() == b.len() && a.iter().zip(&b).all(|(r, s)| r.len() == s.len() && r.iter().zip(s).all(|(x, y)| same(x, y)))
-}
-
 fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -131,7 +114,7 @@ fn measure(project: &Project, engine: &dyn Engine, case: &warehouse::Case, round
         (Err(e), _) => return Outcome::Failed(format!("ours: {e}")),
         (_, Err(e)) => return Outcome::Failed(format!("hand: {e}")),
     };
-    if !rows_agree(&warm_ours, &warm_hand, case.ordered) {
+    if !warehouse::same_answer(&warm_ours, &warm_hand, case.ordered) {
         return Outcome::Wrong(format!("{} rows from ours, {} by hand", warm_ours.len(), warm_hand.len()));
     }
     let (mut ours_times, mut hand_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

@@ -26,7 +26,6 @@ use schemabrain::sql::CompiledSql;
 use schemabrain::tools::{self, Execution};
 
 use crate::common::{limits, repo};
-use crate::cross_engine::same_rows;
 use crate::engines_servers::PgSchema;
 
 #[path = "../support/tpch_warehouse.rs"]
@@ -61,22 +60,6 @@ fn cases() -> Vec<warehouse::Case> {
     cases
 }
 
-/// Rows in a canonical order; numbers are written rounded so that values
-/// equal within tolerance sort alike.
-fn sorted(mut rows: Vec<Vec<Json>>) -> Vec<Vec<Json>> {
-    let key = |r: &Vec<Json>| -> String {
-        r.iter()
-            .map(|v| match v {
-                Json::Number(n) => format!("{:.6e}", n.as_f64().unwrap_or(0.0)),
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\u{1}")
-    };
-    rows.sort_by_key(key);
-    rows
-}
-
 fn rows_of(env: &Envelope) -> Vec<Vec<Json>> {
     serde_json::from_value(env.data().expect("data")["rows"].clone()).unwrap()
 }
@@ -98,16 +81,15 @@ fn agrees(project: &Project, engine: &dyn Engine, request: &Json, sql: &str, ord
     if hand.is_empty() {
         return Err("the hand-written SQL returns no rows, so it proves nothing".into());
     }
-    let (a, b) = if ordered { (ours.clone(), hand.clone()) } else { (sorted(ours.clone()), sorted(hand.clone())) };
-    if same_rows(&a, &b) {
+    if warehouse::same_answer(&ours, &hand, ordered) {
         return Ok(());
     }
     Err(format!(
         "{} rows from get_metric, {} by hand\n  get_metric: {:?}\n  by hand:    {:?}\n  our sql: {}",
-        a.len(),
-        b.len(),
-        a.iter().take(4).collect::<Vec<_>>(),
-        b.iter().take(4).collect::<Vec<_>>(),
+        ours.len(),
+        hand.len(),
+        ours.iter().take(4).collect::<Vec<_>>(),
+        hand.iter().take(4).collect::<Vec<_>>(),
         env.data().unwrap()["sql"].as_str().unwrap_or_default()
     ))
 }
@@ -195,16 +177,17 @@ fn case_sql(file: &str) -> String {
 #[test]
 fn via_customer_nation_takes_the_longer_path_and_means_the_customers_nation() {
     let engine = duck();
-    let by_customer = sorted(run_sql(&engine, &case_sql("002_revenue_by_customer_nation.yaml"), "duckdb").unwrap());
-    let by_supplier = sorted(run_sql(&engine, &case_sql("003_revenue_by_supplier_nation.yaml"), "duckdb").unwrap());
+    let by_customer = run_sql(&engine, &case_sql("002_revenue_by_customer_nation.yaml"), "duckdb").unwrap();
+    let by_supplier = run_sql(&engine, &case_sql("003_revenue_by_supplier_nation.yaml"), "duckdb").unwrap();
     assert_eq!(by_customer.len(), 25);
-    assert!(!same_rows(&by_customer, &by_supplier), "the two nations must give different answers, or this test proves nothing");
+    let same = |a: &[Vec<Json>], b: &[Vec<Json>]| warehouse::same_answer(a, b, false);
+    assert!(!same(&by_customer, &by_supplier), "the two nations must give different answers, or this test proves nothing");
 
     let env = revenue_by_nation(Some("customer_nation"));
     assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
-    let ours = sorted(rows_of(&env));
-    assert!(!same_rows(&ours, &by_supplier), "via customer_nation answered with the supplier's nation:\n{}", env.data().unwrap()["sql"]);
-    assert!(same_rows(&ours, &by_customer), "via customer_nation: {ours:?}\nby hand: {by_customer:?}");
+    let ours = rows_of(&env);
+    assert!(!same(&ours, &by_supplier), "via customer_nation answered with the supplier's nation:\n{}", env.data().unwrap()["sql"]);
+    assert!(same(&ours, &by_customer), "via customer_nation: {ours:?}\nby hand: {by_customer:?}");
     let joins = serde_json::to_string(&env.data().unwrap()["joins"]).unwrap();
     for join in ["lineitem_order", "order_customer", "customer_nation"] {
         assert!(joins.contains(join), "the plan's joins do not name {join}: {joins}");
@@ -213,7 +196,7 @@ fn via_customer_nation_takes_the_longer_path_and_means_the_customers_nation() {
 
     let env = revenue_by_nation(Some("supplier_nation"));
     assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
-    assert!(same_rows(&sorted(rows_of(&env)), &by_supplier));
+    assert!(same(&rows_of(&env), &by_supplier));
 }
 
 #[test]
@@ -237,10 +220,10 @@ fn without_via_the_nation_of_a_line_is_ambiguous_and_the_recovery_picks_one_role
     let next = tools::call(project_on_duckdb(), "get_metric", &next_args, Execution::run(&duck(), limits()));
     assert_eq!(next.status(), Status::Success, "{}", serde_json::to_string(&next).unwrap());
     let engine = duck();
-    let answer = sorted(rows_of(&next));
+    let answer = rows_of(&next);
     let roles = ["002_revenue_by_customer_nation.yaml", "003_revenue_by_supplier_nation.yaml"];
     assert!(
-        roles.iter().any(|case| same_rows(&answer, &sorted(run_sql(&engine, &case_sql(case), "duckdb").unwrap()))),
+        roles.iter().any(|case| warehouse::same_answer(&answer, &run_sql(&engine, &case_sql(case), "duckdb").unwrap(), false)),
         "the recovery {next_args} answers neither the customer's nor the supplier's nation: {answer:?}"
     );
 }

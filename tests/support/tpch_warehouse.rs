@@ -384,6 +384,27 @@ pub fn cases() -> Vec<Case> {
         .collect()
 }
 
+/// Whether two answers are the same: numbers within a relative 1e-9 (the
+/// engines sum decimals exactly but average in floating point), rows in
+/// any order unless `ordered`.
+pub fn same_answer(a: &[Vec<serde_json::Value>], b: &[Vec<serde_json::Value>], ordered: bool) -> bool {
+    fn same(x: &serde_json::Value, y: &serde_json::Value) -> bool {
+        match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+            _ => x == y,
+        }
+    }
+    /// Rows in a canonical order; numbers written rounded, so that values
+    /// equal within the tolerance sort alike.
+    fn canonical(rows: &[Vec<serde_json::Value>]) -> Vec<Vec<serde_json::Value>> {
+        let mut rows = rows.to_vec();
+        rows.sort_by_key(|r| r.iter().map(|v| v.as_f64().map_or_else(|| v.to_string(), |f| format!("{f:.6e}"))).collect::<Vec<_>>().join("\u{1}"));
+        rows
+    }
+    let (a, b) = if ordered { (a.to_vec(), b.to_vec()) } else { (canonical(a), canonical(b)) };
+    a.len() == b.len() && a.iter().zip(&b).all(|(r, s)| r.len() == s.len() && r.iter().zip(s).all(|(x, y)| same(x, y)))
+}
+
 /// Copies the `semantics/tpch` project into `dir` (replacing it), bound to
 /// `schema` instead of `main`: the entities' tables and the PII policy's
 /// column keys both name it.
