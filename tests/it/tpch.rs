@@ -227,3 +227,35 @@ fn without_via_the_nation_of_a_line_is_ambiguous_and_the_recovery_picks_one_role
         "the recovery {next_args} answers neither the customer's nor the supplier's nation: {answer:?}"
     );
 }
+
+#[test]
+fn the_project_checks_clean_alone_and_against_its_warehouse() {
+    let source = format!("duckdb:{}", duckdb_file().display());
+    for args in [vec!["check", "--project", "semantics/tpch"], vec!["check", "--project", "semantics/tpch", "--source", &source]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schemabrain")).args(&args).current_dir(repo("")).output().expect("binary runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("8 entities, 10 joins, 21 metrics, no problems"), "{args:?}: {stdout}");
+    }
+}
+
+#[test]
+fn the_pii_policy_refuses_personal_columns_and_answers_the_rest() {
+    let call = |args: Json| tools::call(project_on_duckdb(), "get_metric", &args, Execution::DryRun);
+    for (args, category) in [
+        (json!({"name": "customer_count", "group_by": ["customer.c_name"]}), "contact"),
+        (json!({"name": "order_count", "filters": [{"column": "customer.c_phone", "op": "eq", "value": "25-989-741-2988"}]}), "contact"),
+        (json!({"name": "supplier_count", "group_by": ["supplier.s_address"]}), "location"),
+        (json!({"name": "customer_count", "filters": [{"column": "customer.c_acctbal", "op": "gt", "value": 0}]}), "financial"),
+    ] {
+        let env = serde_json::to_value(call(args.clone())).unwrap();
+        assert_eq!(env["status"], "refused", "{args}: {env:#}");
+        assert_eq!(env["error"]["kind"], "pii_blocked", "{args}: {env:#}");
+        assert_eq!(env["error"]["pii_categories"], json!([category]), "{args}: {env:#}");
+    }
+    // A supplier's balance is the business's own ledger, and comments are filler.
+    for args in [json!({"name": "supplier_count", "filters": [{"column": "supplier.s_acctbal", "op": "gt", "value": 0}]}), json!({"name": "part_count", "group_by": ["part.p_mfgr"]})] {
+        let env = call(args.clone());
+        assert_eq!(env.status(), Status::Success, "{args}: {}", serde_json::to_string(&env).unwrap());
+    }
+}
