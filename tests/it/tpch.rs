@@ -163,10 +163,10 @@ fn the_warehouse_has_the_keys_and_rows_tpch_declares() {
 
 /// revenue by nation.n_name with `via`, dry-run and executed on DuckDB.
 fn revenue_by_nation(via: Option<&str>) -> Envelope {
-    let mut args = json!({"name": "revenue", "group_by": ["nation.n_name"]});
-    if let Some(join) = via {
-        args["via"] = json!([join]);
-    }
+    let args = match via {
+        Some(join) => json!({"name": "revenue", "group_by": ["nation.n_name"], "via": [join]}),
+        None => json!({"name": "revenue", "group_by": ["nation.n_name"]}),
+    };
     tools::call(project_on_duckdb(), "get_metric", &args, Execution::run(&duck(), limits()))
 }
 

@@ -374,10 +374,10 @@ pub fn cases() -> Vec<Case> {
             let spec = without_lines(doc.into_iter().next().unwrap_or_default());
             let name = file.file_name().unwrap_or_default().to_string_lossy().to_string();
             Case {
-                sql: spec["sql"].as_str().unwrap_or_else(|| panic!("{name}: no sql")).to_string(),
-                sql_postgres: spec["sql_postgres"].as_str().map(str::to_string),
-                ordered: spec["ordered"].as_bool().unwrap_or(false),
-                request: spec["request"].clone(),
+                sql: spec.get("sql").and_then(|s| s.as_str()).unwrap_or_else(|| panic!("{name}: no sql")).to_string(),
+                sql_postgres: spec.get("sql_postgres").and_then(|s| s.as_str()).map(str::to_string),
+                ordered: spec.get("ordered").and_then(|o| o.as_bool()).unwrap_or(false),
+                request: spec.get("request").cloned().unwrap_or_else(|| panic!("{name}: no request")),
                 name,
             }
         })
