@@ -3,20 +3,13 @@
 -- status: success
 -- A time bucket on a to-many entity (orders of a store) and a filter on it restrict the same joined rows.
 SELECT
-  "sb_rows"."sb_k0" AS "order.ordered_at__year",
-  count("sb_rows"."sb_m") AS "store_count"
+  FLOOR("order"."ordered_at" TO YEAR) AS "order.ordered_at__year",
+  count(DISTINCT "store"."id") AS "store_count"
 FROM
-  (
-    SELECT DISTINCT
-      "store"."id" AS "sb_id0",
-      FLOOR("order"."ordered_at" TO YEAR) AS "sb_k0",
-      "store"."id" AS "sb_m"
-    FROM
-      "main"."stores" AS "store"
-      LEFT JOIN "main"."orders" AS "order" ON "store"."id" = "order"."store_id"
-    WHERE
-      "order"."ordered_at" >= CAST(? AS TIMESTAMP)
-  ) AS "sb_rows"
+  "main"."stores" AS "store"
+  LEFT JOIN "main"."orders" AS "order" ON "store"."id" = "order"."store_id"
+WHERE
+  "order"."ordered_at" >= CAST(? AS TIMESTAMP)
 GROUP BY
-  "sb_rows"."sb_k0" ORDER BY "order.ordered_at__year" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
+  FLOOR("order"."ordered_at" TO YEAR) ORDER BY "order.ordered_at__year" ASC NULLS LAST FETCH FIRST 1000 ROWS ONLY
 -- params: ["2025-01-01 00:00:00"]

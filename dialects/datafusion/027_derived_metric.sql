@@ -2,42 +2,13 @@
 -- dialect: datafusion
 -- status: success
 -- A derived metric over two inputs, one filtered.
-WITH "sb_m0" AS (
-  SELECT
-    date_trunc('month', "order"."ordered_at") AS "sb_k0",
-    sum("order"."amount") AS "sb_v"
-  FROM
-    "main"."orders" AS "order"
-  WHERE
-    "order"."status" NOT IN ($1)
-  GROUP BY
-    date_trunc('month', "order"."ordered_at")
-), "sb_m1" AS (
-  SELECT
-    date_trunc('month', "order"."ordered_at") AS "sb_k0",
-    count("order"."id") AS "sb_v"
-  FROM
-    "main"."orders" AS "order"
-  WHERE
-    "order"."status" <> $2
-  GROUP BY
-    date_trunc('month', "order"."ordered_at")
-)
 SELECT
-  "sb_keys"."sb_k0" AS "order.ordered_at__month",
-  (CAST("sb_m0"."sb_v" AS DOUBLE PRECISION) / nullif(coalesce("sb_m1"."sb_v", 0), 0)) AS "revenue_per_order"
+  date_trunc('month', "order"."ordered_at") AS "order.ordered_at__month",
+  (CAST(sum(CASE WHEN "order"."status" NOT IN ($1) THEN "order"."amount" END) AS DOUBLE PRECISION) / nullif(count(CASE WHEN "order"."status" <> $2 THEN "order"."id" END), 0)) AS "revenue_per_order"
 FROM
-  (
-    SELECT
-      "sb_m0"."sb_k0"
-    FROM
-      "sb_m0"
-    UNION
-    SELECT
-      "sb_m1"."sb_k0"
-    FROM
-      "sb_m1"
-  ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0")
-  LEFT JOIN "sb_m1" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0") ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
--- params: ["cancelled","cancelled"]
+  "main"."orders" AS "order"
+WHERE
+  (("order"."status" NOT IN ($3)) OR ("order"."status" <> $4))
+GROUP BY
+  date_trunc('month', "order"."ordered_at") ORDER BY "order.ordered_at__month" ASC NULLS LAST LIMIT 1000
+-- params: ["cancelled","cancelled","cancelled","cancelled"]

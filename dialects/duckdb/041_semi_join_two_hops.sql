@@ -8,7 +8,7 @@ SELECT
 FROM
   "main"."customers" AS "customer"
 WHERE
-  EXISTS (SELECT 1 FROM "main"."orders" AS "order__s1" JOIN "main"."order_items" AS "order_item__s1" ON "order__s1"."id" = "order_item__s1"."order_id" WHERE "customer"."id" = "order__s1"."customer_id" AND "order_item__s1"."quantity" > $1)
+  "customer"."id" IN (SELECT "order__s1"."customer_id" FROM "main"."orders" AS "order__s1" JOIN "main"."order_items" AS "order_item__s1" ON "order__s1"."id" = "order_item__s1"."order_id" WHERE "order_item__s1"."quantity" > $1)
 GROUP BY
   "customer"."segment" ORDER BY "customer.segment" ASC NULLS LAST LIMIT 1000
 -- params: [4]

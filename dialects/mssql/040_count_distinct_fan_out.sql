@@ -3,20 +3,13 @@
 -- status: success
 -- count_distinct across a fan-out, deduplicated per customer and key.
 SELECT TOP (1000)
-  [sb_rows].[sb_k0] AS [order.status],
-  count(DISTINCT [sb_rows].[sb_m]) AS [customer_count]
+  [order].[status] AS [order.status],
+  count(DISTINCT [customer].[id]) AS [customer_count]
 FROM
-  (
-    SELECT DISTINCT
-      [customer].[id] AS [sb_id0],
-      [order].[status] AS [sb_k0],
-      [customer].[id] AS [sb_m]
-    FROM
-      [main].[customers] AS [customer]
-      LEFT JOIN [main].[orders] AS [order] ON [customer].[id] = [order].[customer_id]
-    WHERE
-      [order].[ordered_at] >= CAST(@p1 AS DATETIME2)
-  ) AS [sb_rows]
+  [main].[customers] AS [customer]
+  LEFT JOIN [main].[orders] AS [order] ON [customer].[id] = [order].[customer_id]
+WHERE
+  [order].[ordered_at] >= CAST(@p1 AS DATETIME2)
 GROUP BY
-  [sb_rows].[sb_k0] ORDER BY CASE WHEN [sb_rows].[sb_k0] IS NULL THEN 1 ELSE 0 END ASC, [order.status] ASC
+  [order].[status] ORDER BY CASE WHEN [order].[status] IS NULL THEN 1 ELSE 0 END ASC, [order.status] ASC
 -- params: ["2025-01-01 00:00:00"]

@@ -8,7 +8,7 @@ SELECT TOP (1000)
 FROM
   [main].[customers] AS [customer]
 WHERE
-  EXISTS (SELECT 1 FROM [main].[orders] AS [order__s1] JOIN [main].[order_items] AS [order_item__s1] ON [order__s1].[id] = [order_item__s1].[order_id] WHERE [customer].[id] = [order__s1].[customer_id] AND [order_item__s1].[quantity] > @p1)
+  [customer].[id] IN (SELECT [order__s1].[customer_id] FROM [main].[orders] AS [order__s1] JOIN [main].[order_items] AS [order_item__s1] ON [order__s1].[id] = [order_item__s1].[order_id] WHERE [order_item__s1].[quantity] > @p1)
 GROUP BY
   [customer].[segment] ORDER BY CASE WHEN [customer].[segment] IS NULL THEN 1 ELSE 0 END ASC, [customer.segment] ASC
 -- params: [4]

@@ -3,20 +3,13 @@
 -- status: success
 -- A time bucket on a to-many entity (orders of a store) and a filter on it restrict the same joined rows.
 SELECT
-  `sb_rows`.`sb_k0` AS `order.ordered_at__year`,
-  count(`sb_rows`.`sb_m`) AS `store_count`
+  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME) AS `order.ordered_at__year`,
+  count(DISTINCT `store`.`id`) AS `store_count`
 FROM
-  (
-    SELECT DISTINCT
-      `store`.`id` AS `sb_id0`,
-      CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME) AS `sb_k0`,
-      `store`.`id` AS `sb_m`
-    FROM
-      `main`.`stores` AS `store`
-      LEFT JOIN `main`.`orders` AS `order` ON `store`.`id` = `order`.`store_id`
-    WHERE
-      `order`.`ordered_at` >= CAST(? AS DATETIME)
-  ) AS `sb_rows`
+  `main`.`stores` AS `store`
+  LEFT JOIN `main`.`orders` AS `order` ON `store`.`id` = `order`.`store_id`
+WHERE
+  `order`.`ordered_at` >= CAST(? AS DATETIME)
 GROUP BY
-  `sb_rows`.`sb_k0` ORDER BY `sb_rows`.`sb_k0` IS NULL ASC, `order.ordered_at__year` ASC LIMIT 1000
+  CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME) ORDER BY CAST(MAKEDATE(YEAR(`order`.`ordered_at`), 1) AS DATETIME) IS NULL ASC, `order.ordered_at__year` ASC LIMIT 1000
 -- params: ["2025-01-01 00:00:00"]

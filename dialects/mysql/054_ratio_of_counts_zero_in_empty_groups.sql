@@ -2,47 +2,13 @@
 -- dialect: mysql
 -- status: success
 -- A ratio of counts is 0.0 (COALESCE of the count to 0) in groups where the numerator has no row.
-WITH `sb_m0` AS (
-  SELECT
-    CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) AS `sb_k0`,
-    `store`.`name` AS `sb_k1`,
-    count(`order`.`id`) AS `sb_v`
-  FROM
-    `main`.`orders` AS `order`
-    LEFT JOIN `main`.`stores` AS `store` ON `order`.`store_id` = `store`.`id`
-  WHERE
-    `order`.`status` = ?
-  GROUP BY
-    CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME), `store`.`name`
-), `sb_m1` AS (
-  SELECT
-    CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) AS `sb_k0`,
-    `store`.`name` AS `sb_k1`,
-    count(`order`.`id`) AS `sb_v`
-  FROM
-    `main`.`orders` AS `order`
-    LEFT JOIN `main`.`stores` AS `store` ON `order`.`store_id` = `store`.`id`
-  GROUP BY
-    CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME), `store`.`name`
-)
 SELECT
-  `sb_keys`.`sb_k0` AS `order.ordered_at__month`,
-  `sb_keys`.`sb_k1` AS `store.name`,
-  (CAST(coalesce(`sb_m0`.`sb_v`, 0) AS DOUBLE) / nullif(coalesce(`sb_m1`.`sb_v`, 0), 0)) AS `cancellation_rate`
+  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) AS `order.ordered_at__month`,
+  `store`.`name` AS `store.name`,
+  (CAST(count(CASE WHEN `order`.`status` = ? THEN `order`.`id` END) AS DOUBLE) / nullif(count(`order`.`id`), 0)) AS `cancellation_rate`
 FROM
-  (
-    SELECT
-      `sb_m0`.`sb_k0`,
-      `sb_m0`.`sb_k1`
-    FROM
-      `sb_m0`
-    UNION
-    SELECT
-      `sb_m1`.`sb_k0`,
-      `sb_m1`.`sb_k1`
-    FROM
-      `sb_m1`
-  ) AS `sb_keys`
-  LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0` AND `sb_keys`.`sb_k1` <=> `sb_m0`.`sb_k1`
-  LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0` AND `sb_keys`.`sb_k1` <=> `sb_m1`.`sb_k1` ORDER BY `sb_keys`.`sb_k0` IS NULL ASC, `order.ordered_at__month` ASC, `sb_keys`.`sb_k1` IS NULL ASC, `store.name` ASC LIMIT 1000
+  `main`.`orders` AS `order`
+  LEFT JOIN `main`.`stores` AS `store` ON `order`.`store_id` = `store`.`id`
+GROUP BY
+  CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME), `store`.`name` ORDER BY CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME) IS NULL ASC, `order.ordered_at__month` ASC, `store`.`name` IS NULL ASC, `store.name` ASC LIMIT 1000
 -- params: ["cancelled"]

@@ -9,7 +9,7 @@ FROM
   `main`.`orders` AS `order`
   LEFT JOIN `main`.`customers` AS `customer` ON `order`.`customer_id` = `customer`.`id`
 WHERE
-  `order`.`status` NOT IN (?) AND `customer`.`id` IN (SELECT `sb_mf`.`customer.id` FROM (WITH `sb_m0` AS (SELECT `customer`.`id` AS `sb_k0`, sum(`order`.`amount`) AS `sb_v` FROM `main`.`orders` AS `order` LEFT JOIN `main`.`customers` AS `customer` ON `order`.`customer_id` = `customer`.`id` WHERE `order`.`status` NOT IN (?) GROUP BY `customer`.`id`), `sb_m1` AS (SELECT `customer`.`id` AS `sb_k0`, count(`order`.`id`) AS `sb_v` FROM `main`.`orders` AS `order` LEFT JOIN `main`.`customers` AS `customer` ON `order`.`customer_id` = `customer`.`id` WHERE `order`.`status` <> ? GROUP BY `customer`.`id`) SELECT `sb_keys`.`sb_k0` AS `customer.id`, (CAST(`sb_m0`.`sb_v` AS DOUBLE) / nullif(coalesce(`sb_m1`.`sb_v`, 0), 0)) AS `revenue_per_order` FROM (SELECT `sb_m0`.`sb_k0` FROM `sb_m0` UNION SELECT `sb_m1`.`sb_k0` FROM `sb_m1`) AS `sb_keys` LEFT JOIN `sb_m0` ON `sb_keys`.`sb_k0` <=> `sb_m0`.`sb_k0` LEFT JOIN `sb_m1` ON `sb_keys`.`sb_k0` <=> `sb_m1`.`sb_k0`) AS `sb_mf` WHERE `sb_mf`.`revenue_per_order` >= ?)
+  `order`.`status` NOT IN (?) AND `customer`.`id` IN (SELECT `sb_mf`.`customer.id` FROM (SELECT `customer`.`id` AS `customer.id`, (CAST(sum(CASE WHEN `order`.`status` NOT IN (?) THEN `order`.`amount` END) AS DOUBLE) / nullif(count(CASE WHEN `order`.`status` <> ? THEN `order`.`id` END), 0)) AS `revenue_per_order` FROM `main`.`orders` AS `order` LEFT JOIN `main`.`customers` AS `customer` ON `order`.`customer_id` = `customer`.`id` WHERE ((`order`.`status` NOT IN (?)) OR (`order`.`status` <> ?)) GROUP BY `customer`.`id`) AS `sb_mf` WHERE `sb_mf`.`revenue_per_order` >= ?)
 GROUP BY
   `customer`.`country` ORDER BY `customer`.`country` IS NULL ASC, `customer.country` ASC LIMIT 1000
--- params: ["cancelled","cancelled","cancelled",50]
+-- params: ["cancelled","cancelled","cancelled","cancelled","cancelled",50]

@@ -2,54 +2,13 @@
 -- dialect: postgres
 -- status: success
 -- median, percentile and sum_boolean aggregations, per dialect.
-WITH "sb_m0" AS (
-  SELECT
-    "order"."status" AS "sb_k0",
-    percentile_cont(0.5) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "sb_v"
-  FROM
-    "main"."orders" AS "order"
-  GROUP BY
-    "order"."status"
-), "sb_m1" AS (
-  SELECT
-    "order"."status" AS "sb_k0",
-    percentile_cont(0.9) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "sb_v"
-  FROM
-    "main"."orders" AS "order"
-  GROUP BY
-    "order"."status"
-), "sb_m2" AS (
-  SELECT
-    "order"."status" AS "sb_k0",
-    count(CASE WHEN "order"."is_gift" THEN 1 END) AS "sb_v"
-  FROM
-    "main"."orders" AS "order"
-  GROUP BY
-    "order"."status"
-)
 SELECT
-  "sb_keys"."sb_k0" AS "order.status",
-  "sb_m0"."sb_v" AS "median_order_value",
-  "sb_m1"."sb_v" AS "p90_order_value",
-  coalesce("sb_m2"."sb_v", 0) AS "gift_orders"
+  "order"."status" AS "order.status",
+  percentile_cont(0.5) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "median_order_value",
+  percentile_cont(0.9) WITHIN GROUP (ORDER BY "order"."amount" ASC) AS "p90_order_value",
+  count(CASE WHEN "order"."is_gift" THEN 1 END) AS "gift_orders"
 FROM
-  (
-    SELECT
-      "sb_m0"."sb_k0"
-    FROM
-      "sb_m0"
-    UNION
-    SELECT
-      "sb_m1"."sb_k0"
-    FROM
-      "sb_m1"
-    UNION
-    SELECT
-      "sb_m2"."sb_k0"
-    FROM
-      "sb_m2"
-  ) AS "sb_keys"
-  LEFT JOIN "sb_m0" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m0"."sb_k0")
-  LEFT JOIN "sb_m1" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m1"."sb_k0")
-  LEFT JOIN "sb_m2" ON ("sb_keys"."sb_k0" IS NOT DISTINCT FROM "sb_m2"."sb_k0") ORDER BY "order.status" ASC NULLS LAST LIMIT 1000
+  "main"."orders" AS "order"
+GROUP BY
+  "order"."status" ORDER BY "order.status" ASC NULLS LAST LIMIT 1000
 -- params: []

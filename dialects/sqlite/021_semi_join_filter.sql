@@ -9,7 +9,7 @@ FROM
   "main"."orders" AS "order"
   LEFT JOIN "main"."customers" AS "customer" ON "order"."customer_id" = "customer"."id"
 WHERE
-  "order"."status" NOT IN (?) AND EXISTS (SELECT 1 FROM "main"."order_items" AS "order_item__s1" JOIN "main"."products" AS "product__s1" ON "order_item__s1"."product_id" = "product__s1"."id" WHERE "order"."id" = "order_item__s1"."order_id" AND "product__s1"."category" = ? AND "order_item__s1"."quantity" >= ?)
+  "order"."status" NOT IN (?) AND "order"."id" IN (SELECT "order_item__s1"."order_id" FROM "main"."order_items" AS "order_item__s1" JOIN "main"."products" AS "product__s1" ON "order_item__s1"."product_id" = "product__s1"."id" WHERE "product__s1"."category" = ? AND "order_item__s1"."quantity" >= ?)
 GROUP BY
   "customer"."country" ORDER BY "customer.country" ASC NULLS LAST LIMIT 1000
 -- params: ["cancelled","home",2]

@@ -185,9 +185,41 @@ pub fn overlay(model: &mut SemanticModel, catalog: &Catalog) -> Diagnostics {
         entity.columns = columns;
         entity.columns_from_catalog = true;
     }
+    mark_foreign_keys(model, catalog);
     crate::model::check_references(model, &mut diags);
     diags.sort();
     diags
+}
+
+/// Gives `MatchEvidence::ForeignKey` to each to-one join the catalog backs
+/// with a foreign key from exactly its source columns to its target
+/// columns, every source column NOT NULL: then every source row finds its
+/// target row, and the planner may INNER JOIN. (Engines that enforce
+/// foreign keys guarantee it; on those that only record them, such as
+/// Snowflake and BigQuery, the declaration is trusted.) A join declared
+/// `every_row_matches` keeps that.
+fn mark_foreign_keys(model: &mut crate::model::SemanticModel, catalog: &Catalog) {
+    use crate::model::{Cardinality, MatchEvidence};
+    let tables: std::collections::HashMap<String, TableRef> = model.entities.values().map(|e| (e.name.clone(), e.table.clone())).collect();
+    for join in model.joins.values_mut() {
+        let to_one = matches!(join.cardinality, Some(Cardinality::ManyToOne | Cardinality::OneToOne));
+        if join.every_row_matches.is_some() || !to_one || join.valid_between.is_some() {
+            continue;
+        }
+        let (Some(source), Some(target)) = (tables.get(&join.source_entity), tables.get(&join.target_entity)) else { continue };
+        let Some(table) = catalog.table(source) else { continue };
+        let not_null = join.on.iter().all(|k| table.columns.iter().any(|c| c.name == k.source && !c.nullable));
+        let mut wanted: Vec<(&str, &str)> = join.on.iter().map(|k| (k.source.as_str(), k.target.as_str())).collect();
+        wanted.sort_unstable();
+        let backed = table.foreign_keys.iter().any(|fk| {
+            let mut pairs: Vec<(&str, &str)> = fk.columns.iter().map(String::as_str).zip(fk.ref_columns.iter().map(String::as_str)).collect();
+            pairs.sort_unstable();
+            fk.ref_schema == target.schema && fk.ref_table == target.table && pairs == wanted
+        });
+        if not_null && backed {
+            join.every_row_matches = Some(MatchEvidence::ForeignKey);
+        }
+    }
 }
 
 /// One way the live source no longer matches what the model reads.

@@ -458,7 +458,7 @@ async fn run(ctx: &SessionContext, compiled: &CompiledSql, max_rows: usize) -> R
     Ok(ResultSet { columns, rows, truncated })
 }
 
-fn row_of(batch: &RecordBatch, i: usize) -> Result<Vec<serde_json::Value>, EngineError> {
+pub(crate) fn row_of(batch: &RecordBatch, i: usize) -> Result<Vec<serde_json::Value>, EngineError> {
     batch
         .columns()
         .iter()

@@ -162,6 +162,17 @@ impl DuckDbEngine {
         Ok(rows)
     }
 
+    /// The result of `select` as Arrow batches (the export into an ADBC
+    /// driver's bulk ingest).
+    pub(crate) fn arrow_batches(&self, select: &str) -> Result<(duckdb::arrow::datatypes::SchemaRef, Vec<duckdb::arrow::array::RecordBatch>), EngineError> {
+        let q = |e: duckdb::Error| EngineError::Query(e.to_string());
+        let conn = self.connection()?;
+        let mut stmt = conn.prepare(select).map_err(q)?;
+        let batches = stmt.query_arrow([]).map_err(q)?;
+        let schema = batches.get_schema();
+        Ok((schema, batches.collect()))
+    }
+
     /// Writes the result of `select` to a CSV file with a header row,
     /// returning its row count. Arrow's CSV writer (the format DataFusion's
     /// reader infers types from) writes DuckDB's Arrow batches: decimals

@@ -1,13 +1,14 @@
 //! Export of a DuckDB database's tables (the demo warehouse) into Parquet or
-//! CSV files (one per table, read back by DataFusion), a Postgres schema or a
-//! MySQL/MariaDB database: same tables, same
+//! CSV files (one per table, read back by DataFusion), a Postgres schema, a
+//! MySQL/MariaDB database or a SQLite database through its ADBC driver: same tables, same
 //! column types as near as the target has them, same rows, primary and
 //! foreign keys, comments.
 //!
 //! Owns the type mapping between engines and the bulk loads: Postgres by
 //! `COPY … FROM STDIN` (text format), MySQL by multi-row
 //! INSERTs of quoted literals, Parquet and CSV from DuckDB's Arrow batches
-//! through the `parquet` and `arrow-csv` crates.
+//! through the `parquet` and `arrow-csv` crates, ADBC by the driver's bulk
+//! ingest of DuckDB's Arrow batches.
 //!
 //! Architecture invariant: reads only from the DuckDB engine it is given and
 //! writes only into the target schema it names (tables of the same names
@@ -34,6 +35,9 @@ pub enum Target {
     Csv(std::path::PathBuf),
     Postgres { url: String, schema: String },
     MySql { url: String, database: String },
+    /// `adbc:DRIVER?uri=…` of a SQLite driver (the only ADBC target so far:
+    /// its tables go into the database's `main`).
+    Adbc { url: String },
 }
 
 impl Target {
@@ -50,8 +54,10 @@ impl Target {
             Ok(Target::Postgres { url: to.to_string(), schema })
         } else if mysql::is_mysql_url(to) {
             Ok(Target::MySql { url: to.to_string(), database: schema })
+        } else if super::is_adbc_url(to) {
+            Ok(Target::Adbc { url: to.to_string() })
         } else {
-            Err(format!("cannot export to `{to}`: targets are parquet:DIR, csv:DIR, postgres://…, postgresql://…, mysql://… and mariadb://…"))
+            Err(format!("cannot export to `{to}`: targets are parquet:DIR, csv:DIR, postgres://…, postgresql://…, mysql://…, mariadb://… and adbc:DRIVER?uri=… (a SQLite driver)"))
         }
     }
 }
@@ -69,6 +75,7 @@ pub fn export(source: &DuckDbEngine, source_schema: &str, target: &Target) -> Re
         Target::Csv(dir) => to_files(source, &tables, dir, "csv")?,
         Target::Postgres { url, schema } => to_postgres(source, &tables, url, schema)?,
         Target::MySql { url, database } => to_mysql(source, &tables, url, database)?,
+        Target::Adbc { url } => to_adbc(source, &tables, url)?,
     };
     Ok(ExportReport { tables: counts, elapsed: started.elapsed() })
 }
@@ -390,4 +397,50 @@ mod tests {
         copy_escape("a\tb\\c\nd", &mut b);
         assert_eq!(b, "a\\tb\\\\c\\nd");
     }
+}
+
+/// Into a SQLite database through its ADBC driver: tables declared with
+/// DuckDB's type names (so they introspect as they were), keys included;
+/// the rows as SQLite keeps them (dates and timestamps as ISO text, decimals
+/// as REAL, booleans as 0/1), which is what the `sqlite` dialect reads.
+fn to_adbc(source: &DuckDbEngine, tables: &[&TableInfo], url: &str) -> Result<Vec<(String, u64)>, EngineError> {
+    let target = super::AdbcEngine::connect(url)?;
+    if target.dialect().name != "sqlite" {
+        return Err(EngineError::Query(format!("export through ADBC writes SQLite databases only, and `{}` is {}", target.describe(), target.dialect().name)));
+    }
+    let mut ddl: Vec<String> = tables.iter().rev().map(|t| format!("DROP TABLE IF EXISTS \"main\".{}", dq(&t.name))).collect();
+    let mut loads = Vec::new();
+    for t in tables {
+        let mut cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}{}", dq(&c.name), c.data_type.to_ascii_uppercase(), if c.nullable { "" } else { " NOT NULL" })).collect();
+        if !t.primary_key.is_empty() {
+            cols.push(format!("PRIMARY KEY ({})", t.primary_key.iter().map(|c| dq(c)).collect::<Vec<_>>().join(", ")));
+        }
+        for fk in &t.foreign_keys {
+            let list = |cs: &[String]| cs.iter().map(|c| dq(c)).collect::<Vec<_>>().join(", ");
+            cols.push(format!("FOREIGN KEY ({}) REFERENCES {} ({})", list(&fk.columns), dq(&fk.ref_table), list(&fk.ref_columns)));
+        }
+        ddl.push(format!("CREATE TABLE \"main\".{} ({})", dq(&t.name), cols.join(", ")));
+        let select: Vec<String> = t
+            .columns
+            .iter()
+            .map(|c| {
+                let class = crate::model::TypeClass::of(&c.data_type);
+                let cast = match class {
+                    crate::model::TypeClass::Boolean => Some("INTEGER"),
+                    crate::model::TypeClass::Decimal => Some("DOUBLE"),
+                    crate::model::TypeClass::Date | crate::model::TypeClass::Timestamp | crate::model::TypeClass::Time => Some("VARCHAR"),
+                    _ => None,
+                };
+                match cast {
+                    Some(to) => format!("CAST({} AS {to}) AS {}", dq(&c.name), dq(&c.name)),
+                    None => dq(&c.name),
+                }
+            })
+            .collect();
+        let (schema, batches) = source.arrow_batches(&format!("SELECT {} FROM {}.{}", select.join(", "), dq(&t.schema), dq(&t.name)))?;
+        loads.push((t.name.clone(), schema, batches));
+    }
+    let names: Vec<String> = loads.iter().map(|(n, _, _)| format!("main.{n}")).collect();
+    let counts = target.load(&ddl, loads)?;
+    Ok(names.into_iter().zip(counts).collect())
 }

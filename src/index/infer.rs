@@ -71,6 +71,8 @@ pub struct DraftJoin {
     pub method: &'static str,
     pub confidence: &'static str,
     pub evidence: Vec<String>,
+    /// Measured: no source row has a NULL key, and none an orphan.
+    pub every_row_matches: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -397,6 +399,14 @@ pub fn draft(
             _ => format!("column name `{}` names entity `{tgt}`; every non-null value found in `{}`", c.from_columns.join(","), c.to_table),
         }];
         evidence.push(if ev.source_unique { "key values are unique: one-to-one".into() } else { "key values repeat: many-to-one".into() });
+        // No orphan (or the join would be left out above); with no NULL key
+        // either, every source row finds its row: the planner may INNER JOIN.
+        let never_null = catalog.tables.get(&c.from_table).is_some_and(|t| {
+            c.from_columns.iter().all(|col| t.columns.iter().any(|x| &x.name == col && (!x.nullable || x.stats.as_ref().is_some_and(|s| s.null_fraction == 0.0))))
+        });
+        if never_null {
+            evidence.push("no key is NULL and every key finds its row: every row matches".into());
+        }
         for col in &c.from_columns {
             key_columns.insert((c.from_table.clone(), col.clone()));
         }
@@ -409,6 +419,7 @@ pub fn draft(
             method: c.method,
             confidence: if c.method == "fk_constraint" { "high" } else { "medium" },
             evidence,
+            every_row_matches: never_null,
         });
     }
     mark_bridges(&mut d, catalog);

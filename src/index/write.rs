@@ -102,6 +102,9 @@ fn join_yaml(j: &DraftJoin) -> String {
         list(&on),
         j.cardinality
     );
+    if j.every_row_matches {
+        s.push_str("every_row_matches: true\n");
+    }
     s.push_str(&provenance(j.method, j.confidence, &format!("{} → {}", j.source_entity, j.target_entity), &j.evidence));
     s
 }

@@ -7,6 +7,7 @@
 //! name order, precomputed at construction.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::OnceLock;
 
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 
@@ -14,8 +15,11 @@ use super::{Cardinality, SemanticModel};
 
 /// Paths longer than this are not searched (as SchemaBrain).
 pub const MAX_HOPS: usize = 6;
-/// At most this many equal shortest paths are enumerated for a message.
+/// At most this many paths to one entity are enumerated (for a choice or a message).
 const MAX_PATHS: usize = 16;
+/// Path extensions a search of simple paths may make before it stops: a
+/// dense graph of hundreds of entities must not make one request slow.
+const SEARCH_BUDGET: usize = 4096;
 
 /// A canonical join as the graph keeps it.
 #[derive(Clone, Debug)]
@@ -29,6 +33,8 @@ pub struct JoinEdge {
     pub cardinality: Option<Cardinality>,
     /// The target's validity window, for a versioned join.
     pub valid_between: Option<super::Validity>,
+    /// Why every source row finds its target row, if anything says so.
+    pub every_row_matches: Option<super::MatchEvidence>,
 }
 
 /// One join walked in a given direction.
@@ -61,6 +67,14 @@ impl Hop<'_> {
             .collect()
     }
 
+    /// Why every row walked from finds its row on the other side: the join's
+    /// evidence, walked from its source to a declared to-one target (and
+    /// not versioned, where a row may fall outside every window).
+    pub fn every_row_matches(&self) -> Option<super::MatchEvidence> {
+        let walks_evidence = !self.reversed && self.is_declared_to_one() && self.join.valid_between.is_none();
+        self.join.every_row_matches.filter(|_| walks_evidence)
+    }
+
     /// Declared many_to_one or one_to_one in the walking direction.
     fn is_declared_to_one(&self) -> bool {
         self.join.cardinality.is_some() && matches!(self.cardinality(), Cardinality::ManyToOne | Cardinality::OneToOne)
@@ -75,7 +89,14 @@ pub struct JoinGraph {
     neighbours: Vec<Vec<NodeIndex>>,
     /// Joins between two nodes (smaller index first), sorted by join name.
     parallel: HashMap<(NodeIndex, NodeIndex), Vec<EdgeIndex>>,
+    /// Per node, once asked: every to-one path from it to each entity it
+    /// reaches over declared to-one hops (`to_one_paths`).
+    to_one: Vec<OnceLock<ToOnePaths>>,
 }
+
+/// The to-one paths from one entity, by the entity they reach; each path
+/// lists the nodes walked, the start included.
+type ToOnePaths = HashMap<NodeIndex, Vec<Vec<NodeIndex>>>;
 
 impl JoinGraph {
     pub fn new(model: &SemanticModel) -> Self {
@@ -93,6 +114,7 @@ impl JoinGraph {
                     on: j.on.iter().map(|k| (k.source.clone(), k.target.clone())).collect(),
                     cardinality: j.cardinality,
                     valid_between: j.valid_between.clone(),
+                    every_row_matches: j.every_row_matches,
                 };
                 graph.add_edge(a, b, edge);
             }
@@ -113,7 +135,8 @@ impl JoinGraph {
         for v in parallel.values_mut() {
             v.sort_by(|x, y| graph[*x].name.cmp(&graph[*y].name));
         }
-        JoinGraph { graph, nodes, neighbours, parallel }
+        let to_one = (0..graph.node_count()).map(|_| OnceLock::new()).collect();
+        JoinGraph { graph, nodes, neighbours, parallel, to_one }
     }
 
     fn name(&self, n: NodeIndex) -> &str {
@@ -198,6 +221,97 @@ impl JoinGraph {
             stack.push(p);
             self.unwind(preds, start, stack, out);
             stack.pop();
+        }
+    }
+
+    /// Every path from `from` to `to` walking declared to-one hops only
+    /// (many_to_one or one_to_one as seen from the walker), each a *role*
+    /// the target plays for `from` (a line item's supplier's nation, its
+    /// order's customer's nation), shortest first, then by name; at most
+    /// `MAX_PATHS`. Computed once per starting entity.
+    pub fn to_one_paths(&self, from: &str, to: &str) -> Vec<Vec<&str>> {
+        let (Some(&start), Some(&goal)) = (self.nodes.get(from), self.nodes.get(to)) else {
+            return Vec::new();
+        };
+        let Some(cell) = self.to_one.get(start.index()) else { return Vec::new() };
+        let all = cell.get_or_init(|| self.search_to_one(start));
+        all.get(&goal).map(|paths| paths.iter().map(|p| p.iter().map(|&n| self.name(n)).collect()).collect()).unwrap_or_default()
+    }
+
+    /// Depth-first over declared to-one hops from `start`, in name order,
+    /// within `MAX_HOPS` and the search budget.
+    fn search_to_one(&self, start: NodeIndex) -> ToOnePaths {
+        let mut found: ToOnePaths = HashMap::new();
+        let mut budget = SEARCH_BUDGET;
+        let mut path = vec![start];
+        self.extend_paths(&mut path, &mut budget, &mut |n, m| self.hops_between_nodes(n, m).iter().any(Hop::is_declared_to_one), &mut |p| {
+            if let Some(&last) = p.last() {
+                let paths = found.entry(last).or_default();
+                if paths.len() < MAX_PATHS {
+                    paths.push(p.to_vec());
+                }
+            }
+        });
+        for paths in found.values_mut() {
+            paths.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| self.names_of(a).cmp(&self.names_of(b))));
+        }
+        found
+    }
+
+    /// Every simple path from `from` to `to` of at most `MAX_HOPS` hops,
+    /// over any joins, shortest first, then by name; at most `MAX_PATHS`,
+    /// within the search budget. For `via`, which may name a join on a
+    /// longer path.
+    pub fn simple_paths(&self, from: &str, to: &str) -> Vec<Vec<&str>> {
+        let (Some(&start), Some(&goal)) = (self.nodes.get(from), self.nodes.get(to)) else {
+            return Vec::new();
+        };
+        if start == goal {
+            return vec![vec![self.name(start)]];
+        }
+        let mut out: Vec<Vec<NodeIndex>> = Vec::new();
+        let mut budget = SEARCH_BUDGET;
+        let mut path = vec![start];
+        // A path ends at the goal: no simple path passes through it and comes back.
+        self.extend_paths(&mut path, &mut budget, &mut |n, _| n != goal, &mut |p| {
+            if p.last() == Some(&goal) && out.len() < MAX_PATHS * 4 {
+                out.push(p.to_vec());
+            }
+        });
+        out.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| self.names_of(a).cmp(&self.names_of(b))));
+        out.truncate(MAX_PATHS);
+        out.iter().map(|p| p.iter().map(|&n| self.name(n)).collect()).collect()
+    }
+
+    fn names_of(&self, path: &[NodeIndex]) -> Vec<&str> {
+        path.iter().map(|&n| self.name(n)).collect()
+    }
+
+    /// Extends `path` by every hop `walk` allows to a node not on it yet,
+    /// reporting each path reached to `found`, depth first in name order.
+    fn extend_paths(
+        &self,
+        path: &mut Vec<NodeIndex>,
+        budget: &mut usize,
+        walk: &mut dyn FnMut(NodeIndex, NodeIndex) -> bool,
+        found: &mut dyn FnMut(&[NodeIndex]),
+    ) {
+        let Some(&last) = path.last() else { return };
+        if path.len() > MAX_HOPS {
+            return;
+        }
+        for &m in self.neighbours.get(last.index()).into_iter().flatten() {
+            if *budget == 0 {
+                return;
+            }
+            if path.contains(&m) || !walk(last, m) {
+                continue;
+            }
+            *budget -= 1;
+            path.push(m);
+            found(path);
+            self.extend_paths(path, budget, walk, found);
+            path.pop();
         }
     }
 

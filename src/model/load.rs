@@ -8,7 +8,7 @@ use super::*;
 
 const ENTITY_KEYS: &[&str] = &["version", "name", "description", "binding", "identity", "origin", "provenance", "group", "columns", "column_aliases"];
 const JOIN_KEYS: &[&str] =
-    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "valid_between", "origin", "provenance"];
+    &["version", "name", "description", "source_entity", "target_entity", "on", "cardinality", "every_row_matches", "valid_between", "origin", "provenance"];
 const METRIC_KEYS: &[&str] = &[
     "version",
     "name",
@@ -496,6 +496,10 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     let valid_between = map.get("valid_between").map(|f| read_validity(r, f));
+    let every_row_matches = match map.get("every_row_matches").and_then(|f| r.boolean(f, "every_row_matches")) {
+        Some(true) => Some(MatchEvidence::Declared),
+        _ => None,
+    };
     let (name, source_entity, target_entity, valid_between) = (name?, source?, target?, valid_between.map_or(Some(None), |v| v.map(Some))?);
     if source_entity == target_entity {
         r.error(
@@ -512,6 +516,7 @@ fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {
         target_entity,
         on: on?,
         cardinality,
+        every_row_matches,
         valid_between,
         origin,
         provenance: provenance.clone(),

@@ -671,6 +671,10 @@ pub struct Join {
     pub on: Vec<JoinKey>,
     /// `None` when undeclared: the planner treats it as the worst case.
     pub cardinality: Option<Cardinality>,
+    /// Why every row of the source finds its target row, when something
+    /// says so: the planner may then INNER JOIN (as cheap as an expert's
+    /// SQL) where a LEFT JOIN would otherwise keep unmatched rows.
+    pub every_row_matches: Option<MatchEvidence>,
     /// A versioned target (a slowly changing dimension): of the target's
     /// rows with the keys, the one whose window holds the time of the
     /// metric's row.
@@ -678,6 +682,27 @@ pub struct Join {
     pub origin: DefinitionOrigin,
     pub provenance: Option<Provenance>,
     pub defined_at: Origin,
+}
+
+/// Why every row of a join's source entity has a key that finds its row in
+/// the target entity (no NULL key, no orphan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchEvidence {
+    /// The join says `every_row_matches: true`: written by a person, or by
+    /// `schemabrain index` after measuring no NULL key and no orphan.
+    Declared,
+    /// The catalog snapshot: a foreign key from the join's source columns to
+    /// its target columns, every source column NOT NULL.
+    ForeignKey,
+}
+
+impl MatchEvidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchEvidence::Declared => "every_row_matches declared",
+            MatchEvidence::ForeignKey => "foreign key, NOT NULL",
+        }
+    }
 }
 
 /// A column of an entity, `entity.column`.

@@ -85,6 +85,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             on: s.on.clone(),
             cardinality: s.cardinality,
             cardinality_declared: s.declared,
+            kind: JoinKind::Left,
         })
     };
     let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
@@ -104,7 +105,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             .collect::<Result<Vec<_>, _>>()?;
         let filters = fs.iter().map(|(f, entity)| PlannedFilter::on(model, &semi_alias(entity, i), f)).collect::<Result<_, _>>()?;
         notes.push(PlanNote::SemiJoin { join: b.key.1.clone(), correlated: b.key.0.clone() });
-        semi_joins.push(SemiJoin { correlate_from: b.key.0.clone(), steps, filters });
+        semi_joins.push(SemiJoin { correlate_from: b.key.0.clone(), steps, filters, form: SemiJoinForm::Exists });
     }
 
     let mut degradations = Vec::new();
@@ -154,7 +155,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             let Some(conv) = model.metric(&target.metric) else {
                 return Err(Issue::UnknownMetric { name: target.metric.clone(), fuzzy: Vec::new() });
             };
-            if aggregation.identity().is_some() {
+            if aggregation.over_repeated_rows() {
                 return Err(Issue::Malformed {
                     argument: "group_by".into(),
                     message: format!(
@@ -335,6 +336,10 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         (computed, super::pii::check(model, metric, &plan, q, read)?)
     };
     give_computed(&mut plan, computed);
+    // The passes that choose how the plan is written (plan/mod.rs).
+    super::join_type::run(model, &mut plan);
+    super::fan_out::run(&mut plan, &anchor_entity.identity);
+    super::semi_join::run(&mut plan);
     if let Some((floor, note)) = floor {
         plan.group_floor = Some(floor);
         plan.notes.push(note);

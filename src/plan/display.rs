@@ -32,8 +32,13 @@ impl Display for RequestPlan {
             .collect();
         writeln!(f, "order by: {}", order.join(", "))?;
         writeln!(f, "limit: {}", self.limit)?;
+        for g in &self.scans {
+            let members: Vec<String> = g.iter().map(|i| format!("c{i}")).collect();
+            writeln!(f, "one scan: {}", members.join(" + "))?;
+        }
         match &self.combine {
             Combine::Single => writeln!(f, "combine: single")?,
+            Combine::OneScan => writeln!(f, "combine: one select")?,
             Combine::Joined { key_sources, keys_end, reads } => {
                 let sources: Vec<String> = key_sources.iter().map(|i| format!("c{i}")).collect();
                 write!(f, "combine: joined; keys from {}", sources.join(" ∪ "))?;
@@ -72,7 +77,11 @@ impl Display for ComponentPlan {
         }
         for j in &self.joins {
             let versions = j.versions.as_ref().map_or(String::new(), |v| format!(", the {} version valid at {}.{} in [{}, {})", j.to.alias, j.from_alias, v.time, v.from, v.to));
-            writeln!(f, "  join {}: {} -> {} ({}{}{versions})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
+            let kind = match j.kind {
+                JoinKind::Left => String::new(),
+                JoinKind::Inner(evidence) => format!(", inner: {}", evidence.as_str()),
+            };
+            writeln!(f, "  join {}: {} -> {} ({}{}{kind}{versions})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
         }
         if let Some(t) = &self.time {
             let shift = t.shift.map(|s| format!(", moved {s} later")).unwrap_or_default();
@@ -88,7 +97,11 @@ impl Display for ComponentPlan {
         for s in &self.semi_joins {
             let path: Vec<String> = s.steps.iter().map(|j| format!("{} ({})", j.to.alias, j.join)).collect();
             let conditions: Vec<String> = s.filters.iter().map(filter).collect();
-            writeln!(f, "  exists from {} via {}: {}", s.correlate_from, path.join(" -> "), conditions.join(" and "))?;
+            let form = match s.form {
+                SemiJoinForm::In => "IN",
+                SemiJoinForm::Exists => "EXISTS",
+            };
+            writeln!(f, "  semi-join ({form}) from {} via {}: {}", s.correlate_from, path.join(" -> "), conditions.join(" and "))?;
         }
         if let Some(c) = &self.conversion {
             let window = c.window.map(|w| format!(" within {w}")).unwrap_or_default();
@@ -117,6 +130,10 @@ impl Display for ComponentPlan {
         }
         match &self.aggregation {
             AggregationStrategy::Direct => writeln!(f, "  aggregate: direct")?,
+            AggregationStrategy::RepeatInsensitive { count_identity } => {
+                let how = if *count_identity { "the identity counted distinct" } else { "repeats change nothing" };
+                writeln!(f, "  aggregate: over the repeated rows ({how})")?
+            }
             AggregationStrategy::Deduplicated { identity } => {
                 let identity: Vec<String> = identity.iter().map(|c| format!("{}.{c}", self.anchor.alias)).collect();
                 writeln!(f, "  aggregate: deduplicated on {}", identity.join(", "))?

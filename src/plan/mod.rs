@@ -6,16 +6,34 @@
 //! how each is aligned, what a missing value means). `sql::emit` lowers a
 //! plan without deciding anything.
 //!
+//! How the plan is written is chosen by passes, each a module of its own
+//! with its tests, each shown in the plan's printed form (`display`), in
+//! the manner of DataFusion's optimizer rules:
+//! 1. `paths` (while a component's joins are built): which joins reach
+//!    each entity: roles over to-one joins, `via` on a path of any length.
+//! 2. `join_type`: LEFT, or INNER where every row is known to match.
+//! 3. `fan_out`: how a component whose to-many joins repeat its anchor's
+//!    rows is aggregated exactly (over the repeated rows, or deduplicated).
+//! 4. `semi_join`: `IN (SELECT …)` or `EXISTS` for a filter across a
+//!    to-many join.
+//! 5. `scans` (per request): which components share one scan of their
+//!    anchor.
+//!
 //! Architecture invariant: pure. Never opens a connection, never names a SQL
 //! dialect, never builds SQL text or user-facing prose (`PlanNote`s are
 //! facts; `tools` words them); `dry_run` needs no engine because of this.
 
 mod component;
 mod display;
+mod fan_out;
+mod join_type;
 mod note;
+mod paths;
 mod pii;
 #[cfg(test)]
 mod properties;
+pub mod scans;
+mod semi_join;
 mod tree;
 
 pub use crate::model::graph::{Hop, JoinGraph, MAX_HOPS};
@@ -37,7 +55,18 @@ pub struct Relation {
     pub computed: Vec<(String, String)>,
 }
 
-/// One LEFT JOIN from an already-joined relation to a new one.
+/// How a join step is written (the join-type pass, `join_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Every row joined from is kept; one without a match groups under NULL
+    /// (DESIGN, "Join type").
+    Left,
+    /// Every row joined from finds its row, for the reason given: the same
+    /// rows as the LEFT JOIN, which engines run faster.
+    Inner(crate::model::MatchEvidence),
+}
+
+/// One join from an already-joined relation to a new one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JoinStep {
     pub join: String,
@@ -51,6 +80,8 @@ pub struct JoinStep {
     pub cardinality: Cardinality,
     /// Whether the declared cardinality was missing (treated as many_to_many).
     pub cardinality_declared: bool,
+    /// LEFT, or INNER where every row finds its match.
+    pub kind: JoinKind,
     /// A versioned join (walked towards its versions, always the `to`
     /// side): the version whose window holds the metric's time.
     pub versions: Option<Versions>,
@@ -216,20 +247,41 @@ pub struct Credit {
     pub class: TypeClass,
 }
 
-/// `EXISTS (SELECT 1 FROM steps… WHERE correlation AND filters)`: the first
-/// step joins from `correlate_from`, an alias of the main query.
+/// The anchor rows with at least one related row that passes `filters`:
+/// the first step joins from `correlate_from`, an alias of the main query.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SemiJoin {
     pub correlate_from: String,
     pub steps: Vec<JoinStep>,
     pub filters: Vec<PlannedFilter>,
+    pub form: SemiJoinForm,
 }
 
-/// How the measure is aggregated.
+/// How a semi-join is written (the semi-join-form pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SemiJoinForm {
+    /// `key IN (SELECT related key FROM steps… WHERE filters)`: one key
+    /// column, uncorrelated, which every engine runs as a semi-join (SQLite
+    /// runs a correlated EXISTS once per outer row).
+    In,
+    /// `EXISTS (SELECT 1 FROM steps… WHERE correlation AND filters)`: for a
+    /// composite key (a row value IN is not written everywhere) or a
+    /// versioned first step.
+    Exists,
+}
+
+
+/// How the measure is aggregated (the fan-out pass, `fan_out`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AggregationStrategy {
     /// Every joined row is one anchor row: aggregate directly.
     Direct,
+    /// A to-many join repeats anchor rows, and the aggregate cannot tell:
+    /// a count distinct, a min or a max is the same over the repeated rows,
+    /// and a count of the anchor's one-column identity is written as a count
+    /// distinct of it (`count_identity`). Aggregated directly over the
+    /// joined rows: exact, with no deduplicating subquery.
+    RepeatInsensitive { count_identity: bool },
     /// A to-many join repeats anchor rows: first reduce to one row per
     /// (anchor identity, group key), then aggregate. Exact for every aggregation.
     Deduplicated { identity: Vec<String> },
@@ -240,8 +292,13 @@ impl AggregationStrategy {
     pub fn identity(&self) -> Option<&[String]> {
         match self {
             AggregationStrategy::Deduplicated { identity } => Some(identity),
-            AggregationStrategy::Direct => None,
+            AggregationStrategy::Direct | AggregationStrategy::RepeatInsensitive { .. } => None,
         }
+    }
+
+    /// Whether a to-many join repeats the anchor's rows.
+    pub fn over_repeated_rows(&self) -> bool {
+        !matches!(self, AggregationStrategy::Direct)
     }
 }
 
@@ -363,6 +420,10 @@ pub struct Read {
 pub enum Combine {
     /// The one component is the answer.
     Single,
+    /// Every component shares one scan (`RequestPlan::scans` holds them all
+    /// in one group): one SELECT, each output computed from their
+    /// aggregates, each aggregate over the rows its own filters keep.
+    OneScan,
     /// Each component is aggregated on its own and read at the answer's keys.
     Joined {
         /// Components whose keys, together, are the answer's rows.
@@ -386,6 +447,10 @@ pub struct RequestPlan {
     pub order_by: Vec<OrderKey>,
     pub limit: u32,
     pub combine: Combine,
+    /// Groups of components aggregated in one scan (the scan-sharing pass,
+    /// `scans`), the first of each its host; a component in none has a scan
+    /// of its own.
+    pub scans: Vec<Vec<usize>>,
 }
 
 impl RequestPlan {
@@ -406,6 +471,18 @@ impl RequestPlan {
 
     pub fn degradations(&self) -> impl Iterator<Item = &Degradation> {
         self.components.iter().flat_map(|c| c.degradations.iter())
+    }
+
+    /// The host of the scan `component` is aggregated in: itself, unless
+    /// it shares another's.
+    pub fn scan_host(&self, component: usize) -> usize {
+        self.scans.iter().find(|g| g.contains(&component)).and_then(|g| g.first().copied()).unwrap_or(component)
+    }
+
+    /// The components sharing the scan hosted by `host` (itself alone when
+    /// it shares none).
+    pub fn scan_members(&self, host: usize) -> Vec<usize> {
+        self.scans.iter().find(|g| g.first() == Some(&host)).cloned().unwrap_or_else(|| vec![host])
     }
 
     /// Every note of every component, each once, in order.
@@ -450,8 +527,13 @@ pub fn plan_request(model: &CheckedModel, resolved: &ResolvedRequest) -> Result<
     let group_by: Vec<GroupKey> =
         first.group_by.iter().map(|g| GroupKey { column: g.column.clone(), derived: g.derived, class: model.class_of(&g.column), output_name: g.to_string() }).collect();
     let order_by = full_order(&first.order_by, time.is_some(), group_by.len());
-    let combine = combine(&components, &resolved.outputs);
-    Ok(RequestPlan { time, group_by, components, outputs: resolved.outputs.clone(), order_by, limit: first.limit, combine })
+    let scans = scans::share(&components);
+    scans::merge_into_hosts(&mut components, &scans);
+    let combine = match combine(&components, &resolved.outputs) {
+        Combine::Joined { .. } if matches!(scans.as_slice(), [all] if all.len() == components.len()) => Combine::OneScan,
+        other => other,
+    };
+    Ok(RequestPlan { time, group_by, components, outputs: resolved.outputs.clone(), order_by, limit: first.limit, combine, scans })
 }
 
 /// The answer's time column, and the alignment check of several metrics.

@@ -1,11 +1,12 @@
 //! The joins of one component: a tree rooted at the anchor with one alias
-//! per entity, paths chosen among the shortest with `via`, and the to-many
-//! branches only filters reach, grouped into semi-joins.
+//! per entity, each path chosen by the path-choice pass (`paths`), and the
+//! to-many branches only filters reach, grouped into semi-joins.
 
 use std::collections::BTreeMap;
 
+use super::paths::{choose_join, choose_path};
 use crate::ir::Issue;
-use crate::model::graph::{Hop, JoinGraph};
+use crate::model::graph::JoinGraph;
 use crate::model::Cardinality;
 
 /// A join step as the tree records it.
@@ -39,17 +40,13 @@ impl JoinTree {
         entity == self.anchor || self.reached.contains_key(entity)
     }
 
-    /// The steps from the anchor to `target`, choosing among shortest paths
-    /// with `via`. Nothing is added yet.
+    /// The steps from the anchor to `target` on the path `choose_path`
+    /// picks. Nothing is added yet.
     pub fn path_steps(&self, graph: &JoinGraph, target: &str, via: &[String]) -> Result<Vec<TreeStep>, Issue> {
         if target == self.anchor {
             return Ok(Vec::new());
         }
-        let paths = graph.shortest_paths(&self.anchor, target);
-        if paths.is_empty() {
-            return Err(Issue::Unreachable { anchor: self.anchor.clone(), target: target.to_string() });
-        }
-        let path = choose_path(graph, &self.anchor, target, paths, via)?;
+        let path = choose_path(graph, &self.anchor, target, via)?;
         path.iter()
             .zip(path.iter().skip(1))
             .map(|(&from, &to)| {
@@ -115,55 +112,4 @@ impl SemiJoinBuilder {
         }
         Ok(())
     }
-}
-
-/// The join names of a path, taking the alphabetically first join on hops
-/// with parallel joins (how paths are shown to the agent).
-fn path_join_names(graph: &JoinGraph, path: &[&str]) -> Vec<String> {
-    path.iter().zip(path.iter().skip(1)).filter_map(|(a, b)| graph.hops_between(a, b).first().map(|h| h.join.name.clone())).collect()
-}
-
-fn choose_path<'g>(
-    graph: &'g JoinGraph,
-    anchor: &str,
-    target: &str,
-    mut paths: Vec<Vec<&'g str>>,
-    via: &[String],
-) -> Result<Vec<&'g str>, Issue> {
-    if paths.len() == 1 {
-        return Ok(paths.remove(0));
-    }
-    // Prefer the paths that use the most `via` joins; a unique winner is chosen.
-    let score = |p: &Vec<&str>| {
-        p.iter().zip(p.iter().skip(1)).map(|(a, b)| graph.hops_between(a, b).iter().filter(|h| via.contains(&h.join.name)).count()).sum::<usize>()
-    };
-    let best = paths.iter().map(score).max().unwrap_or(0);
-    let winners: Vec<&Vec<&str>> = paths.iter().filter(|p| score(p) == best).collect();
-    if let [only] = winners.as_slice() {
-        if best > 0 {
-            return Ok((*only).clone());
-        }
-    }
-    Err(Issue::AmbiguousPath {
-        anchor: anchor.to_string(),
-        target: target.to_string(),
-        paths: winners.iter().map(|p| path_join_names(graph, p)).collect(),
-    })
-}
-
-fn choose_join<'g>(graph: &'g JoinGraph, from: &str, to: &str, via: &[String]) -> Result<Hop<'g>, Issue> {
-    let mut hops = graph.hops_between(from, to);
-    if hops.len() == 1 {
-        return Ok(hops.remove(0));
-    }
-    let mut chosen: Vec<Hop<'g>> = hops.iter().filter(|h| via.contains(&h.join.name)).cloned().collect();
-    if chosen.len() == 1 {
-        return Ok(chosen.remove(0));
-    }
-    let candidates = if chosen.is_empty() { hops } else { chosen };
-    Err(Issue::AmbiguousJoin {
-        from: from.to_string(),
-        to: to.to_string(),
-        candidates: candidates.iter().map(|h| h.join.name.clone()).collect(),
-    })
 }

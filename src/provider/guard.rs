@@ -16,24 +16,28 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, ObjectName, SetExpr, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::{
-    BigQueryDialect, Dialect, DuckDbDialect, GenericDialect, HiveDialect, MsSqlDialect, MySqlDialect, PostgreSqlDialect, SnowflakeDialect,
+    BigQueryDialect, Dialect, DuckDbDialect, GenericDialect, HiveDialect, MsSqlDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+    SnowflakeDialect,
 };
 use sqlparser::parser::Parser;
 
 /// Dialects a free statement may be written in.
-pub const DIALECTS: [&str; 10] = ["duckdb", "postgres", "mysql", "datafusion", "ansi", "snowflake", "bigquery", "trino", "databricks", "sqlserver"];
+pub const DIALECTS: [&str; 11] = ["duckdb", "postgres", "mysql", "datafusion", "ansi", "snowflake", "bigquery", "trino", "databricks", "sqlserver", "sqlite"];
 
 /// Longest statement accepted, in bytes.
 pub const MAX_SQL_BYTES: usize = 100_000;
 
 /// Function names (the last part, lowercase) that reach files, the network,
 /// other databases or server state. Prefix entries end with `*`.
-const DENIED_FUNCTIONS: [&str; 43] = [
+/// Spark's `reflect`/`java_method` call any static Java method and
+/// `read_files` reads a path.
+const DENIED_FUNCTIONS: [&str; 47] = [
     "read_csv*", "read_parquet", "read_json*", "read_ndjson*", "read_text", "read_blob", "read_xlsx", "parquet_scan", "parquet_metadata",
     "parquet_schema", "csv_scan", "json_scan", "glob", "sniff_csv", "iceberg_*", "delta_scan", "sqlite_*", "postgres_*", "mysql_*",
     "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "lo_import", "lo_export", "lo_get", "dblink*", "http_*",
     "load_file", "sys_exec", "sys_eval", "openrowset", "opendatasource", "openquery", "xp_cmdshell", "query_table", "query",
     "pg_terminate_backend", "pg_cancel_backend", "set_config", "current_setting", "getenv", "getvariable",
+    "reflect", "java_method", "try_reflect", "read_files",
 ];
 
 /// Why a statement is refused: a stable code and one sentence.
@@ -67,6 +71,7 @@ pub(super) fn parser_dialect(name: &str) -> Option<Box<dyn Dialect>> {
         "bigquery" => Box::new(BigQueryDialect {}),
         "databricks" => Box::new(HiveDialect {}),
         "sqlserver" => Box::new(MsSqlDialect {}),
+        "sqlite" => Box::new(SQLiteDialect {}),
         "datafusion" | "ansi" | "trino" => Box::new(GenericDialect {}),
         _ => return None,
     })
@@ -77,10 +82,17 @@ pub fn check(sql: &str, dialect: &str) -> Result<Statement, Refusal> {
     let Some(d) = parser_dialect(dialect) else {
         return Err(invalid(format!("dialect `{}` is not supported; use one of {}", crate::model::echo(dialect), DIALECTS.join(", "))));
     };
+    check_parsed_by(sql, d.as_ref(), dialect)
+}
+
+/// `check` with the parser given: the engines without a read-only session
+/// (Spark, ADBC drivers) run this on every statement before it leaves the
+/// process, with their dialect profile's own parser (`name` is for messages).
+pub fn check_parsed_by(sql: &str, d: &dyn Dialect, dialect: &str) -> Result<Statement, Refusal> {
     if sql.len() > MAX_SQL_BYTES {
         return Err(invalid(format!("the statement is {} bytes, more than the limit of {MAX_SQL_BYTES}", sql.len())));
     }
-    let mut statements = Parser::parse_sql(d.as_ref(), sql).map_err(|e| invalid(format!("does not parse as {dialect} SQL: {}", crate::model::echo(&e.to_string()))))?;
+    let mut statements = Parser::parse_sql(d, sql).map_err(|e| invalid(format!("does not parse as {dialect} SQL: {}", crate::model::echo(&e.to_string()))))?;
     if statements.len() != 1 {
         return Err(invalid(format!("exactly one statement is allowed, got {}", statements.len())));
     }
@@ -208,6 +220,16 @@ mod tests {
         ] {
             assert!(check(sql, d).is_ok(), "{sql}: {:?}", check(sql, d));
         }
+    }
+
+    #[test]
+    fn spark_reflection_and_file_reads_are_refused() {
+        for sql in ["SELECT reflect('java.lang.System', 'exit', 1)", "SELECT java_method('java.lang.Runtime', 'getRuntime')", "SELECT * FROM read_files('/etc')", "SELECT * FROM parquet.`/data/x`"] {
+            let r = check_parsed_by(sql, &sqlparser::dialect::DatabricksDialect {}, "databricks").unwrap_err();
+            assert_eq!(r.code, "policy_blocked", "{sql}: {}", r.message);
+        }
+        assert!(check_parsed_by("SELECT `a` FROM `main`.`t` WHERE x = ?", &sqlparser::dialect::DatabricksDialect {}, "databricks").is_ok());
+        assert!(check("SELECT \"a\" FROM \"main\".\"t\" WHERE x = ?", "sqlite").is_ok());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use super::dialect::{BooleanTest, Like, LimitStyle, Median, NullSafeEq, NullsLas
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{Condition, Derived, OutputExpr, OutputRef, Transform, Value};
 use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, PeriodAgg, TypeClass, WindowChoice};
-use crate::plan::{Align, Combine, ComponentPlan, ConversionCheck, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SpineKeys, TimeBucket};
+use crate::plan::{scans, AggregationStrategy, Align, Combine, ComponentPlan, ConversionCheck, JoinKind, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SemiJoinForm, SpineKeys, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -136,6 +136,7 @@ fn answer<'p>(e: &mut Emitter<'p>) -> Result<Query<'p>, Unsupported> {
             Some(c) => select(e, c, Naming::Output)?,
             None => return Err(Unsupported::new(e.dialect.name, "request without a metric")),
         },
+        Combine::OneScan => shared_select(e, &plan.scan_members(0), Naming::Output)?,
         Combine::Joined { key_sources, keys_end, reads } => combined(e, key_sources, *keys_end, reads)?,
     })
 }
@@ -171,14 +172,31 @@ fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usi
             }
             Transform::DailyCumulative(window, period_agg) => ctes.extend(daily_cumulative(e, c, *window, *period_agg, i)?),
             Transform::Converted(_) if c.conversion.as_ref().is_some_and(|x| x.credit.is_some()) => ctes.extend(credited_conversions(e, c, i)?),
+            // A component sharing another's scan is read from that scan's CTE.
+            _ if plan.scan_host(i) != i => {}
+            _ if plan.scan_members(i).len() > 1 => {
+                ctes.push(Cte { name: Name::Indexed("sb_m", i), columns: Vec::new(), query: shared_select(e, &plan.scan_members(i), Naming::Internal)? })
+            }
             _ => ctes.push(Cte { name: Name::Indexed("sb_m", i), columns: Vec::new(), query: select(e, c, Naming::Internal)? }),
         }
     }
+    // Each scan is read once, through its host.
+    let hosts = |indices: &mut dyn Iterator<Item = usize>| {
+        let mut out: Vec<usize> = Vec::new();
+        for h in indices.map(|i| plan.scan_host(i)) {
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        out
+    };
+    let key_sources = hosts(&mut key_sources.iter().copied());
+    let read_scans = hosts(&mut reads.iter().map(|r| r.component));
     let n_keys = plan.key_count();
     let key_cols: Vec<Name> = (0..n_keys).map(|k| Name::Indexed("sb_k", k)).collect();
     let (from, joins, key_exprs): (Relation, Vec<Join>, Vec<Expr>) = if n_keys == 0 {
         // Ungrouped: every component is one row.
-        let mut read = reads.iter().map(|r| Name::Indexed("sb_m", r.component));
+        let mut read = read_scans.iter().map(|&h| Name::Indexed("sb_m", h));
         let first = read.next().unwrap_or(Name::Indexed("sb_m", 0));
         let joins = read.map(|name| ast::cross_join(ast::cte_ref(name))).collect();
         (ast::cte_ref(first), joins, Vec::new())
@@ -205,15 +223,17 @@ fn combined<'p>(e: &mut Emitter<'p>, key_sources: &[usize], keys_end: Option<usi
             None => keys,
             Some(end) => keys_up_to_end(&key_cols, keys, end),
         };
-        let joins = reads
+        let joins = read_scans
             .iter()
-            .map(|r| {
-                let component = Name::Indexed("sb_m", r.component);
-                let class = plan.components.get(r.component).and_then(|c| c.time.as_ref()).map_or(TypeClass::Unknown, |t| t.class);
+            .map(|&h| {
+                let component = Name::Indexed("sb_m", h);
+                let class = plan.components.get(h).and_then(|c| c.time.as_ref()).map_or(TypeClass::Unknown, |t| t.class);
+                // A shared scan holds plain components only, read at the same keys.
+                let align = reads.iter().find(|r| r.component == h).map_or(Align::SameKeys, |r| r.align);
                 let on = key_cols
                     .iter()
                     .enumerate()
-                    .map(|(k, &col)| match r.align {
+                    .map(|(k, &col)| match align {
                         // The value of the period's first bucket: match the key truncated to the period.
                         Align::PeriodStart(period) if k == 0 => ast::binary(
                             ast::column(component, col),
@@ -666,6 +686,79 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
     ))
 }
 
+/// Components sharing one scan (`members`, the host first) as one SELECT:
+/// the keys, then each one's aggregate over the rows its own filters keep
+/// (`Naming::Internal`: `sb_v<i>` for component `i`) or the answer's
+/// outputs computed from those aggregates (`Naming::Output`, ordered and
+/// limited). The WHERE keeps the request's filters and, when every member
+/// has filters of its own, the rows one of them keeps, so a key appears
+/// only where some member has rows, as when each is aggregated apart.
+fn shared_select<'p>(e: &mut Emitter<'p>, members: &[usize], naming: Naming) -> Result<Query<'p>, Unsupported> {
+    let plan = e.plan;
+    let parts: Vec<(usize, &'p ComponentPlan)> = members.iter().filter_map(|&i| Some((i, plan.components.get(i)?))).collect();
+    let Some(&(_, host)) = parts.first() else {
+        return Err(Unsupported::new(e.dialect.name, "shared scan without a component"));
+    };
+    let mut keys = answer_keys(e, host);
+    if naming == Naming::Internal {
+        for (i, k) in keys.iter_mut().enumerate() {
+            k.1 = Name::Indexed("sb_k", i);
+        }
+    }
+    // Written in text order, so positional placeholders bind in order: the
+    // aggregates (with their own filters) before the WHERE.
+    let mut columns = keys.clone();
+    match naming {
+        Naming::Internal => {
+            for &(i, c) in &parts {
+                columns.push((e.scan_aggregate(c)?, Name::Indexed("sb_v", i)));
+            }
+        }
+        Naming::Output => {
+            for o in &plan.outputs {
+                let leaf = &mut |e: &mut Emitter<'p>, i: usize| match plan.components.get(i) {
+                    Some(c) => e.scan_aggregate(c),
+                    None => Err(Unsupported::new(e.dialect.name, "output of a component the plan lacks")),
+                };
+                columns.push((e.arithmetic(&o.expr, leaf)?, Name::Str(&o.name)));
+            }
+        }
+    }
+    let (from, joins) = e.relations_of(host);
+    let mut predicates = e.shared_predicates(host);
+    if parts.iter().all(|(_, c)| scans::own_filters(c).next().is_some() || scans::own_conditions(c).next().is_some()) {
+        let kept: Vec<Expr> = parts.iter().filter_map(|(_, c)| e.own_condition(c).map(ast::nested)).collect();
+        let mut kept = kept.into_iter();
+        if let Some(first) = kept.next() {
+            predicates.push(ast::nested(kept.fold(first, |acc, x| ast::binary(acc, Op::Or, x))));
+        }
+    }
+    let (order_by, limit) = match naming {
+        Naming::Output => (e.order_by(&columns), Some(limit_of(e.dialect, plan.limit))),
+        Naming::Internal => (Vec::new(), None),
+    };
+    Ok(ast::ordered(
+        Select {
+            projection: columns.into_iter().map(|(x, name)| ast::aliased(x, name)).collect(),
+            joins,
+            selection: ast::and_all(predicates),
+            group_by: keys.into_iter().map(|(k, _)| k).collect(),
+            ..Select::from(from)
+        },
+        order_by,
+        limit,
+    ))
+}
+
+/// The column holding component `i`'s value in its scan's CTE.
+fn value_name(plan: &RequestPlan, i: usize) -> Name<'static> {
+    if plan.scan_members(plan.scan_host(i)).len() > 1 {
+        Name::Indexed("sb_v", i)
+    } else {
+        Name::Str("sb_v")
+    }
+}
+
 /// The operator of a comparison op (`eq` … `gte`); the others are no
 /// comparison and never reach here (`=` stands in).
 fn comparison(op: FilterOp) -> Op {
@@ -747,34 +840,46 @@ impl<'p> Emitter<'p> {
         }
     }
 
-    /// An output metric's value in the combined query: components are
-    /// `"sb_m<i>"."sb_v"`, 0 where the plan says a missing value is 0;
-    /// division is floating-point and NULL on a zero divisor.
-    fn output(&self, e: &'p OutputExpr, reads: &[Read]) -> Expr<'p> {
-        match e {
-            OutputExpr::Component(i) => {
-                let value = ast::column(("sb_m", *i), "sb_v");
-                match reads.iter().find(|r| r.component == *i).and_then(|r| r.missing.value()) {
-                    Some(v) => coalesce(value, v),
-                    None => value,
-                }
-            }
+    /// An output metric's value in the combined query: a component is its
+    /// scan's value column (`"sb_m<host>"."sb_v"`, or `"sb_v<i>"` in a shared
+    /// scan), 0 where the plan says a missing value is 0.
+    fn output(&mut self, e: &'p OutputExpr, reads: &[Read]) -> Expr<'p> {
+        let plan = self.plan;
+        let leaf = &mut |_: &mut Self, i: usize| {
+            let host = plan.scan_host(i);
+            let value = ast::column(("sb_m", host), value_name(plan, i));
+            Ok(match reads.iter().find(|r| r.component == i).and_then(|r| r.missing.value()) {
+                Some(v) => coalesce(value, v),
+                None => value,
+            })
+        };
+        // The leaf above cannot fail.
+        self.arithmetic(e, leaf).unwrap_or_else(|_| constant(false))
+    }
+
+    /// An output expression over components, each read by `leaf`: division
+    /// is floating-point and NULL on a zero divisor.
+    fn arithmetic(&mut self, e: &'p OutputExpr, leaf: &mut dyn FnMut(&mut Self, usize) -> Result<Expr<'p>, Unsupported>) -> Result<Expr<'p>, Unsupported> {
+        Ok(match e {
+            OutputExpr::Component(i) => leaf(self, *i)?,
             OutputExpr::Number(n) => ast::number(n.as_str()),
-            OutputExpr::Neg(inner) => Expr::Neg(Box::new(self.output(inner, reads))),
-            OutputExpr::Binary(ArithOp::Div, l, r) => ast::nested(ast::binary(
-                ast::cast(self.output(l, reads), Type::Named(self.dialect.double_type)),
-                Op::Divide,
-                ast::null_if_zero(self.output(r, reads)),
-            )),
+            OutputExpr::Neg(inner) => Expr::Neg(Box::new(self.arithmetic(inner, leaf)?)),
+            OutputExpr::Binary(ArithOp::Div, l, r) => {
+                let l = self.arithmetic(l, leaf)?;
+                let r = self.arithmetic(r, leaf)?;
+                ast::nested(ast::binary(ast::cast(l, Type::Named(self.dialect.double_type)), Op::Divide, ast::null_if_zero(r)))
+            }
             OutputExpr::Binary(op, l, r) => {
                 let op = match op {
                     ArithOp::Add => Op::Plus,
                     ArithOp::Sub => Op::Minus,
                     _ => Op::Multiply,
                 };
-                ast::nested(ast::binary(self.output(l, reads), op, self.output(r, reads)))
+                let l = self.arithmetic(l, leaf)?;
+                let r = self.arithmetic(r, leaf)?;
+                ast::nested(ast::binary(l, op, r))
             }
-        }
+        })
     }
 
     /// Binds a value and returns its placeholder, cast where the engine would
@@ -865,10 +970,67 @@ impl<'p> Emitter<'p> {
             .collect()
     }
 
+    /// The FROM and joins every row of `plan` comes from.
+    fn relations_of(&self, plan: &'p ComponentPlan) -> (Relation<'p>, Vec<Join<'p>>) {
+        let from = self.table(&plan.anchor.table, &plan.anchor.alias, &plan.anchor.computed);
+        let joins: Vec<Join> = plan
+            .joins
+            .iter()
+            .map(|j| match j.kind {
+                JoinKind::Left => ast::left_join(self.relation(j), self.on(j)),
+                JoinKind::Inner(_) => ast::inner_join(self.relation(j), self.on(j)),
+            })
+            .collect();
+        (from, joins)
+    }
+
+    /// The request's conditions on a shared scan's rows: its filters, its
+    /// disjunctions and its semi-joins (the members' own filters are
+    /// conditions on their aggregates).
+    fn shared_predicates(&mut self, host: &'p ComponentPlan) -> Vec<Expr<'p>> {
+        let mut predicates: Vec<Expr> = scans::shared_filters(host).map(|f| self.filter(f)).collect();
+        predicates.extend(scans::shared_conditions(host).map(|c| self.condition(c)));
+        predicates.extend(host.semi_joins.iter().map(|s| self.semi_join(s)));
+        predicates
+    }
+
+    /// The conjunction of a component's own filters, if it has any.
+    fn own_condition(&mut self, c: &'p ComponentPlan) -> Option<Expr<'p>> {
+        let mut parts: Vec<Expr> = scans::own_filters(c).map(|f| self.filter(f)).collect();
+        parts.extend(scans::own_conditions(c).map(|x| self.condition(x)));
+        ast::and_all(parts)
+    }
+
+    /// A component's aggregate in a shared scan: over the rows its own
+    /// filters keep (each condition written, and bound, where it stands).
+    fn scan_aggregate(&mut self, c: &'p ComponentPlan) -> Result<Expr<'p>, Unsupported> {
+        let counts = matches!(c.measure.agg, Aggregation::Count | Aggregation::CountDistinct | Aggregation::SumBoolean);
+        // dbt's rule for imported counts (see `aggregate`), over the kept rows.
+        let any_row = if counts && c.missing != Missing::Zero {
+            let one = match self.own_condition(c) {
+                Some(k) => ast::case_when(k, ast::number("1")),
+                None => ast::number("1"),
+            };
+            Some(ast::binary(ast::function("count", vec![one], false), Op::Gt, ast::number("0")))
+        } else {
+            None
+        };
+        let operand = self.measure_operand(c, &c.anchor.alias);
+        let own = self.own_condition(c);
+        let value = self.aggregate_value_where(c, operand, own)?;
+        let value = match any_row {
+            Some(test) => ast::case_when(test, value),
+            None => value,
+        };
+        Ok(match c.missing {
+            Missing::Fill(v) => coalesce(value, v),
+            Missing::Zero | Missing::Null => value,
+        })
+    }
+
     /// The FROM, joins and WHERE every row of `plan` comes from.
     fn row_source(&mut self, plan: &'p ComponentPlan) -> (Relation<'p>, Vec<Join<'p>>, Option<Expr<'p>>) {
-        let from = self.table(&plan.anchor.table, &plan.anchor.alias, &plan.anchor.computed);
-        let joins: Vec<Join> = plan.joins.iter().map(|j| ast::left_join(self.relation(j), self.on(j))).collect();
+        let (from, joins) = self.relations_of(plan);
         let mut predicates: Vec<Expr> = plan.filters.iter().map(|f| self.filter(f)).collect();
         predicates.extend(plan.any_of.iter().map(|c| self.condition(c)));
         predicates.extend(plan.semi_joins.iter().map(|s| self.semi_join(s)));
@@ -940,9 +1102,35 @@ impl<'p> Emitter<'p> {
     }
 
     fn aggregate_value(&self, plan: &ComponentPlan, operand: Expr<'p>) -> Result<Expr<'p>, Unsupported> {
+        self.aggregate_value_where(plan, operand, None)
+    }
+
+    /// The aggregate over the rows where `only` holds (every row without
+    /// it): the operand is NULL elsewhere, which every aggregate skips.
+    fn aggregate_value_where(&self, plan: &ComponentPlan, operand: Expr<'p>, only: Option<Expr<'p>>) -> Result<Expr<'p>, Unsupported> {
         let plain = |name: &'static str, operand: Expr<'p>| ast::function(name, vec![operand], false);
+        // Counting the true values: the condition joins the test instead.
+        if plan.measure.agg == Aggregation::SumBoolean {
+            let test = match self.dialect.boolean_test {
+                BooleanTest::Bare => operand,
+                BooleanTest::EqualsOne => ast::binary(operand, Op::Eq, ast::number("1")),
+            };
+            let test = match only {
+                Some(k) => ast::binary(ast::nested(k), Op::And, test),
+                None => test,
+            };
+            return Ok(plain("count", ast::case_when(test, ast::number("1"))));
+        }
+        let operand = match only {
+            Some(k) => ast::case_when(k, operand),
+            None => operand,
+        };
         Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),
+            // A to-many join repeats the anchor's rows: its identity is counted once.
+            Aggregation::Count if matches!(plan.aggregation, AggregationStrategy::RepeatInsensitive { count_identity: true }) => {
+                ast::function("count", vec![operand], true)
+            }
             Aggregation::Count => plain("count", operand),
             Aggregation::CountDistinct => ast::function("count", vec![operand], true),
             Aggregation::Avg if self.dialect.avg_as_double => {
@@ -967,14 +1155,9 @@ impl<'p> Emitter<'p> {
                     self.percentile(operand, p.to_string(), "percentile")?
                 }
             }
-            // Counting the true values gives 0 (not NULL) on no rows, as a count should.
-            Aggregation::SumBoolean => {
-                let test = match self.dialect.boolean_test {
-                    BooleanTest::Bare => operand,
-                    BooleanTest::EqualsOne => ast::binary(operand, Op::Eq, ast::number("1")),
-                };
-                plain("count", ast::case_when(test, ast::number("1")))
-            }
+            // Counting the true values gives 0 (not NULL) on no rows, as a
+            // count should (written above).
+            Aggregation::SumBoolean => plain("count", ast::case_when(operand, ast::number("1"))),
         })
     }
 
@@ -1112,23 +1295,35 @@ impl<'p> Emitter<'p> {
         ast::binary(col, op, value)
     }
 
-    /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND filters)`.
+    /// `key IN (SELECT first.key FROM first INNER JOIN … WHERE filters)`, or
+    /// `EXISTS (SELECT 1 FROM first INNER JOIN … WHERE correlation AND
+    /// filters)`, as the plan's form says.
     fn semi_join(&mut self, s: &'p SemiJoin) -> Expr<'p> {
         // A semi-join without steps (only a hand-built plan has one) keeps no row.
         let Some((first, rest)) = s.steps.split_first() else { return constant(false) };
         let joins = rest.iter().map(|j| ast::inner_join(self.relation(j), self.on(j))).collect();
-        let mut predicates = vec![self.on(first)];
+        let key = match (s.form, first.on.as_slice()) {
+            (SemiJoinForm::In, [(from, to)]) if first.versions.is_none() => Some((from, to)),
+            _ => None,
+        };
+        let (projection, mut predicates) = match key {
+            Some((_, to)) => (vec![Item::Expr(ast::column(&first.to.alias, to))], Vec::new()),
+            None => (vec![Item::Expr(ast::number("1"))], vec![self.on(first)]),
+        };
         predicates.extend(s.filters.iter().map(|f| self.filter(f)));
         let sub = ast::query(Select {
             distinct: false,
-            projection: vec![Item::Expr(ast::number("1"))],
+            projection,
             from: self.relation(first),
             joins,
             selection: ast::and_all(predicates),
             group_by: Vec::new(),
             having: None,
         });
-        ast::exists(sub)
+        match key {
+            Some((from, _)) => ast::in_subquery(ast::column(&first.from_alias, from), sub),
+            None => ast::exists(sub),
+        }
     }
 
     /// ORDER BY the output columns (`columns`: expression and name, in output

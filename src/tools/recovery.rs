@@ -156,7 +156,7 @@ pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) ->
             let first = paths.first().cloned().unwrap_or_default();
             ToolError::new(FailureKind::AmbiguousPath,
                 format!(
-                    "`{anchor}` reaches `{target}` by {} equally short paths: {}; pass via with the joins of one.",
+                    "`{anchor}` reaches `{target}` by {} paths that can mean different things: {}; pass via with the joins of the one you mean.",
                     paths.len(),
                     list(&rendered, 4)
                 ),

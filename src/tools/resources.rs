@@ -129,6 +129,11 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
     json!({
         "engine": ctx.engine.map(|e| e.describe()),
         "dialect": dialect,
+        // Which dialects' SQL has run on its own engine here; the rest are parse-checked (docs/engines.md).
+        "dialects": {
+            "executed_on_their_engine": crate::engine::EXECUTED_DIALECTS.iter().map(|(d, on)| json!({"dialect": d, "engine": on})).collect::<Vec<_>>(),
+            "parse_checked_only": crate::sql::Dialect::supported().into_iter().filter(|d| !crate::engine::EXECUTED_DIALECTS.iter().any(|(e, _)| e == d)).collect::<Vec<_>>(),
+        },
         "query_sql": {
             "available": ctx.engine.is_some(),
             "statements": "exactly one read-only query (SELECT/WITH/VALUES/set operations)",

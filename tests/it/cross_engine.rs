@@ -11,6 +11,11 @@
 //! DataFusion runs it on the warehouse exported to Parquet and to CSV, with
 //! `dialect: datafusion`, from a copy of the demo project whose source is
 //! that directory.
+//!
+//! Spark runs it over Spark Connect (`dialect: databricks`) on tables over
+//! the same Parquet files; SQLite through its ADBC driver (`dialect:
+//! sqlite`) on the warehouse exported into a file; PostgreSQL through its
+//! ADBC driver on the Postgres export (`engines_wheels`, `engines_adbc`).
 
 use std::time::{Duration, Instant};
 
@@ -79,6 +84,33 @@ const KNOWN_ON_DATAFUSION: &[(&str, &str)] = &[("044_median_p90_gifts_by_status.
 /// for DataFusion (its `avg` of a DECIMAL(p,s) was cut to s+4 places).
 const ROUNDED_ON_DATAFUSION: &[(&str, f64, &str)] = &[];
 
+/// Spark (4.3, ANSI mode) differences from DuckDB, each with the message
+/// it must still fail with.
+const KNOWN_ON_SPARK: &[(&str, &str)] = &[];
+
+/// SQLite has no exact percentile aggregate and no case-sensitive LIKE; the
+/// emitter refuses both.
+const KNOWN_ON_SQLITE: &[(&str, &str)] = &[
+    ("044_median_p90_gifts_by_status.yaml", "sqlite has no exact median aggregate"),
+    ("062_order_count_where_or_not_like.yaml", "sqlite has no exact case-sensitive LIKE"),
+];
+
+/// Requests the `sqlite` dialect answers wrongly or too slowly on SQLite
+/// (reported to the planner's owner, `src/sql/dialect.rs`): each must still
+/// disagree, so that a fix takes it off the list. Not hidden: the test
+/// prints each one.
+const WRONG_ON_SQLITE: &[(&str, &str)] = &[
+    // The semi-join form (`IN (SELECT …)` over order items) does not finish within 60 s on SQLite 3.
+    ("036_revenue_semi_join_on_item_category.yaml", "semi-join too slow on SQLite"),
+    // Month buckets of a DATE column are `date()` text ('2023-01-01') and of a
+    // TIMESTAMP `datetime()` text ('2023-01-01 00:00:00'): the two anchors'
+    // keys never match in the join of their answers (DuckDB compares them as times).
+    ("041_revenue_and_campaign_cost_by_month.yaml", "DATE and TIMESTAMP buckets are different text"),
+    // The offset (a month ago) is joined on bucket text the same way.
+    ("049_growth_mom_2024.yaml", "offset joined on bucket text"),
+    ("061_revenue_month_ago_by_month.yaml", "offset joined on bucket text"),
+];
+
 fn limits() -> Limits {
     Limits { max_rows: 10_000, timeout: Duration::from_secs(60) }
 }
@@ -130,7 +162,7 @@ fn postgres_answers_every_oracle_request_as_duckdb_does() {
 /// fails on any disagreement; `known` cases must fail with their message.
 /// Returns how many cases were compared.
 fn agree_with_duckdb(label: &str, project: &Project, engine: &dyn Engine, dialect: &str, known: &[(&str, &str)]) -> usize {
-    agree_with_duckdb_rounding(label, project, engine, dialect, known, &[])
+    agree_with_duckdb_rounding(label, project, engine, dialect, known, &[], &[])
 }
 
 /// `agree_with_duckdb`, where the cases of `rounded` must disagree beyond
@@ -142,6 +174,7 @@ fn agree_with_duckdb_rounding(
     dialect: &str,
     known: &[(&str, &str)],
     rounded: &[(&str, f64, &str)],
+    wrong: &[(&str, &str)],
 ) -> usize {
     let duck = demo_engine();
     let duck_project = demo_project_with_catalog();
@@ -165,11 +198,21 @@ fn agree_with_duckdb_rounding(
             }
             continue;
         }
+        let rows = |env: &schemabrain::envelope::Envelope| -> Vec<Vec<Json>> { env.data().map(|d| serde_json::from_value(d["rows"].clone()).unwrap()).unwrap_or_default() };
+        if let Some((_, why)) = wrong.iter().find(|(case, _)| *case == name) {
+            let ordered = spec["ordered"].as_bool().unwrap_or(false);
+            let same = ours.status() == Status::Success && if ordered { same_rows(&rows(&ours), &rows(&on_duck)) } else { same_rows(&sorted(rows(&ours)), &sorted(rows(&on_duck))) };
+            if same {
+                failures.push(format!("{name} is listed as wrong on {label} ({why}) but now agrees with DuckDB: take it off the list"));
+            } else {
+                eprintln!("\n*** WRONG on {label} (listed, reported): {name}: {why} ***\n");
+            }
+            continue;
+        }
         if ours.status() != on_duck.status() || ours.status() != Status::Success {
             failures.push(format!("{name}: {label} {:?}, DuckDB {:?}: {}", ours.status(), on_duck.status(), serde_json::to_string(&ours).unwrap()));
             continue;
         }
-        let rows = |env: &schemabrain::envelope::Envelope| -> Vec<Vec<Json>> { serde_json::from_value(env.data().unwrap()["rows"].clone()).unwrap() };
         let (mine, theirs) = (rows(&ours), rows(&on_duck));
         assert!(!theirs.is_empty(), "{name}: no rows on DuckDB, so the comparison proves nothing");
         compared += 1;
@@ -367,7 +410,7 @@ fn datafusion_answers_every_oracle_request_as_duckdb_does() {
         let label = format!("DataFusion ({format})");
         // CSV has no decimals (amounts are read as doubles), so nothing is cut there.
         let rounded = if format == "parquet" { ROUNDED_ON_DATAFUSION } else { &[] };
-        let compared = agree_with_duckdb_rounding(&label, &project, df.as_ref(), "datafusion", KNOWN_ON_DATAFUSION, rounded);
+        let compared = agree_with_duckdb_rounding(&label, &project, df.as_ref(), "datafusion", KNOWN_ON_DATAFUSION, rounded, &[]);
         let _ = std::fs::remove_dir_all(&dir);
         assert!(compared >= 40, "only {compared} cases compared on {label}");
     }
@@ -396,4 +439,46 @@ fn datafusion_joins_an_aggregate_over_same_named_columns_as_duckdb_does() {
         assert_eq!(ours, theirs, "{sql}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spark_answers_every_oracle_request_as_duckdb_does() {
+    let Some(server) = crate::engines_wheels::spark() else { return };
+    let spark = crate::engines_wheels::open(&server.url);
+    let catalog = spark.introspect().expect("introspects");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("spark-oracle"));
+    let project = demo_project_in("main", &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the Spark tables disagree with the model:\n{d}"));
+    let compared = agree_with_duckdb("Spark", &project, spark.as_ref(), "databricks", KNOWN_ON_SPARK);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 40, "only {compared} cases compared on Spark");
+}
+
+#[test]
+fn sqlite_through_adbc_answers_every_oracle_request_as_duckdb_does() {
+    let Some(url) = crate::engines_adbc::demo_sqlite() else { return };
+    let sqlite = crate::engines_wheels::open(&url);
+    let catalog = sqlite.introspect().expect("introspects");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("sqlite-oracle"));
+    let project = demo_project_in("main", &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the SQLite export disagrees with the model:\n{d}"));
+    let compared = agree_with_duckdb_rounding("SQLite (ADBC)", &project, sqlite.as_ref(), "sqlite", KNOWN_ON_SQLITE, &[], WRONG_ON_SQLITE);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 40, "only {compared} cases compared on SQLite");
+}
+
+/// PostgreSQL through its ADBC driver on the same export the native engine
+/// reads: every oracle request equal to DuckDB's answer.
+#[test]
+fn postgres_through_adbc_answers_every_oracle_request_as_duckdb_does() {
+    let Some(schema) = PgSchema::create("adbc_cross") else { return };
+    let Some(url) = crate::engines_adbc::postgres_via_adbc(&schema.url) else { return };
+    let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
+    engine::export::export(&demo_engine(), "main", &target).expect("export to Postgres");
+    let adbc = crate::engines_wheels::open(&url);
+    let catalog = adbc.introspect().expect("introspects");
+    assert_eq!(catalog.tables[&format!("{}.orders", schema.name)].primary_key, ["id"]);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&schema.name);
+    let project = demo_project_in(&schema.name, &dir).with_catalog(catalog).unwrap_or_else(|d| panic!("the export disagrees with the model:\n{d}"));
+    let compared = agree_with_duckdb("PostgreSQL (ADBC)", &project, adbc.as_ref(), "postgres", KNOWN_ON_POSTGRES);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 38, "only {compared} cases compared");
 }

@@ -211,6 +211,35 @@ fn imported_metrics_answer_as_metricflow_does_on_mariadb() {
     assert!(compared >= 86, "only {compared} cases compared on MariaDB (86 when this was written)");
 }
 
+/// And on Spark over Spark Connect (the `databricks` dialect): the
+/// warehouse exported to Parquet and registered as the tables of a database
+/// of its own on the local server (`engines_wheels`), the manifest imported
+/// into that database.
+#[test]
+fn imported_metrics_answer_as_metricflow_does_on_spark() {
+    let Some(server) = crate::engines_wheels::spark() else { return };
+    let database = crate::engines_servers::unique_name("dbtshop");
+    let lake = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{database}-lake"));
+    let target = schemabrain::engine::export::Target::parse(&format!("parquet:{}", lake.display()), None).unwrap();
+    schemabrain::engine::export::export(&dbt_shop_engine(), "main", &target).expect("export to Parquet");
+    crate::engines_wheels::register_parquet(&server.url, &database, &lake).expect("tables registered on Spark");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-spark"));
+    let doc = import_with(&out, &["--schema", &database]);
+    let compared = answers_like_metricflow("Spark", &out, &doc, &server.url);
+    assert!(compared >= 89, "only {compared} cases compared on Spark (89 on DuckDB)");
+}
+
+/// Cases an engine answers rounded, with why: each must still differ from
+/// MetricFlow exactly and agree within a relative 1e-6 (so a fix takes it
+/// off the list).
+const ROUNDED: &[(&str, &str, &str)] = &[
+    // Spark's avg of a DECIMAL(p,s) keeps s+4 places (47.173684 for
+    // 47.17368421); the `databricks` profile should average DOUBLE values, as
+    // the datafusion and mysql profiles do (`avg_as_double`, src/sql/dialect.rs).
+    ("Spark", "030_order_item_measures_by_month", "avg of a decimal cut to scale + 4"),
+    ("Spark", "107_balance_by_week", "avg of a decimal cut to scale + 4"),
+];
+
 /// The dbt_shop warehouse, opened read-only.
 fn dbt_shop_engine() -> schemabrain::engine::DuckDbEngine {
     let warehouse = dbt_shop_warehouse();
@@ -331,6 +360,21 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
         want.sort();
         got.sort();
         compared += 1;
+        if let Some((_, why)) = ROUNDED.iter().find(|(l, case, _)| *l == label && *case == slug).map(|(_, c, w)| (c, w)) {
+            let close = |a: &String, b: &String| match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => (x - y).abs() <= 1e-6 * x.abs().max(1.0),
+                _ => a == b,
+            };
+            let near = want.len() == got.len() && want.iter().zip(&got).all(|(w, g)| w.len() == g.len() && w.iter().zip(g).all(|(a, b)| close(a, b)));
+            if want == got {
+                failures.push(format!("{slug} is listed as rounded on {label} ({why}) but now agrees exactly: take it off the list"));
+            } else if !near {
+                failures.push(format!("{slug}: {label} is off by more than its rounding ({why}):\n  MetricFlow {want:?}\n  ours       {got:?}"));
+            } else {
+                eprintln!("\n*** ROUNDED on {label} (listed, reported): {slug}: {why} ***\n");
+            }
+            continue;
+        }
         if want != got {
             failures.push(format!("{slug}:\n  MetricFlow {want:?}\n  ours       {got:?}\n  sql: {}", env["data"]["sql"]));
         } else {

@@ -52,9 +52,15 @@ mod engines_postgres;
 mod engines_mysql;
 // The DataFusion engine over Parquet and CSV directories, and validation without data.
 mod engines_datafusion;
+// The engines from Python wheels: the venv, the local Spark Connect server, the ADBC drivers.
+mod engines_wheels;
+// The Spark engine over Spark Connect: read-only, timeout interrupting on the server, index.
+mod engines_spark;
+// The ADBC engine with the SQLite and PostgreSQL drivers.
+mod engines_adbc;
 // Engines without a lock: calls side by side, cancellation stopping the query in the engine.
 mod engines_concurrency;
-// The same oracle requests answered alike on DuckDB, Postgres, MariaDB and DataFusion; Parquet export.
+// The same oracle requests answered alike on DuckDB, Postgres, MariaDB, DataFusion, Spark and ADBC (SQLite, PostgreSQL); Parquet export.
 mod cross_engine;
 // The provider toolset: the adversarial query_sql corpus on DuckDB and Postgres, paging, tokens, MCP.
 mod provider;

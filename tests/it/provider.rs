@@ -462,6 +462,10 @@ async fn resources_prompts_and_completion_over_mcp_in_both_eras() {
         assert_eq!(catalogs["catalogs"][0]["name"], "default");
         let caps = resource_text(&read("res://capabilities").await.unwrap());
         assert_eq!(caps["query_sql"]["dialects_accepted"], json!(["duckdb"]));
+        // Which dialects ran on their engine here, and which are parse-checked only.
+        let executed: Vec<&str> = caps["dialects"]["executed_on_their_engine"].as_array().unwrap().iter().map(|d| d["dialect"].as_str().unwrap()).collect();
+        assert_eq!(executed, ["duckdb", "postgres", "mysql", "datafusion", "databricks", "sqlite"]);
+        assert_eq!(caps["dialects"]["parse_checked_only"], json!(["snowflake", "bigquery", "trino", "mssql", "ansi"]));
         let tables = resource_text(&read("res://tables/default/main").await.unwrap());
         assert_eq!(tables["count"], 9);
         // The same content reads to the same etag; different content to another.
