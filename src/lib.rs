@@ -27,7 +27,9 @@
 //! - `engine`: DuckDB (bundled), PostgreSQL, MySQL/MariaDB and DataFusion (Parquet
 //!   and CSV directories): read-only, row cap, a timeout the engine enforces, typed
 //!   results, catalog introspection; validation without data (DuckDB, DataFusion).
-//! - `tools`: one function per tool; all behaviour lives here.
+//! - `tools`: one function per tool; all behaviour lives here, in four rooms
+//!   (`contract` ← `semantic` ← `provider` ← `surface`). **Invariant:** no room
+//!   imports from a room after it.
 //! - `cli`: clap front end. **Invariant:** holds no logic a test of `tools` would miss.
 //! - `mcp`: rmcp adapter (stdio, streamable HTTP; both protocol eras).
 //!   **Invariant:** adapts `tools::surface` only; never prints to stdout.

@@ -14,12 +14,12 @@ WITH "sb_m0" AS (
     FLOOR("order"."ordered_at" TO MONTH)
 ), "sb_m1" AS (
   SELECT
-    FLOOR("campaign_spend"."spent_on" TO MONTH) AS "sb_k0",
+    CAST(FLOOR("campaign_spend"."spent_on" TO MONTH) AS TIMESTAMP) AS "sb_k0",
     sum("campaign_spend"."cost") AS "sb_v"
   FROM
     "main"."campaign_spend" AS "campaign_spend"
   GROUP BY
-    FLOOR("campaign_spend"."spent_on" TO MONTH)
+    CAST(FLOOR("campaign_spend"."spent_on" TO MONTH) AS TIMESTAMP)
 )
 SELECT
   "sb_keys"."sb_k0" AS "metric_time__month",

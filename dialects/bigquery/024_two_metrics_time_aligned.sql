@@ -14,12 +14,12 @@ WITH `sb_m0` AS (
     TIMESTAMP_TRUNC(`order`.`ordered_at`, MONTH)
 ), `sb_m1` AS (
   SELECT
-    DATE_TRUNC(`campaign_spend`.`spent_on`, MONTH) AS `sb_k0`,
+    CAST(DATE_TRUNC(`campaign_spend`.`spent_on`, MONTH) AS TIMESTAMP) AS `sb_k0`,
     sum(`campaign_spend`.`cost`) AS `sb_v`
   FROM
     `main`.`campaign_spend` AS `campaign_spend`
   GROUP BY
-    DATE_TRUNC(`campaign_spend`.`spent_on`, MONTH)
+    CAST(DATE_TRUNC(`campaign_spend`.`spent_on`, MONTH) AS TIMESTAMP)
 )
 SELECT
   `sb_keys`.`sb_k0` AS `metric_time__month`,

@@ -5,7 +5,7 @@
 SELECT
   `sb_rows`.`sb_k0` AS `order.ordered_at__quarter`,
   `sb_rows`.`sb_k1` AS `product.brand`,
-  avg(`sb_rows`.`sb_m`) AS `avg_order_value`
+  avg(CAST(`sb_rows`.`sb_m` AS DOUBLE)) AS `avg_order_value`
 FROM
   (
     SELECT DISTINCT

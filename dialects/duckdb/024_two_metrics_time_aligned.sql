@@ -14,12 +14,12 @@ WITH "sb_m0" AS (
     date_trunc('month', "order"."ordered_at")
 ), "sb_m1" AS (
   SELECT
-    CAST(date_trunc('month', "campaign_spend"."spent_on") AS DATE) AS "sb_k0",
+    CAST(CAST(date_trunc('month', "campaign_spend"."spent_on") AS DATE) AS TIMESTAMP) AS "sb_k0",
     sum("campaign_spend"."cost") AS "sb_v"
   FROM
     "main"."campaign_spend" AS "campaign_spend"
   GROUP BY
-    CAST(date_trunc('month', "campaign_spend"."spent_on") AS DATE)
+    CAST(CAST(date_trunc('month', "campaign_spend"."spent_on") AS DATE) AS TIMESTAMP)
 )
 SELECT
   "sb_keys"."sb_k0" AS "metric_time__month",

@@ -14,12 +14,12 @@ WITH [sb_m0] AS (
     DATETRUNC(month, [order].[ordered_at])
 ), [sb_m1] AS (
   SELECT
-    DATETRUNC(month, [campaign_spend].[spent_on]) AS [sb_k0],
+    CAST(DATETRUNC(month, [campaign_spend].[spent_on]) AS DATETIME2) AS [sb_k0],
     sum([campaign_spend].[cost]) AS [sb_v]
   FROM
     [main].[campaign_spend] AS [campaign_spend]
   GROUP BY
-    DATETRUNC(month, [campaign_spend].[spent_on])
+    CAST(DATETRUNC(month, [campaign_spend].[spent_on]) AS DATETIME2)
 )
 SELECT TOP (1000)
   [sb_keys].[sb_k0] AS [metric_time__month],

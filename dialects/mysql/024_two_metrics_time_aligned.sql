@@ -14,12 +14,12 @@ WITH `sb_m0` AS (
     CAST(DATE_FORMAT(`order`.`ordered_at`, '%Y-%m-01') AS DATETIME)
 ), `sb_m1` AS (
   SELECT
-    CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE) AS `sb_k0`,
+    CAST(CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE) AS DATETIME) AS `sb_k0`,
     sum(`campaign_spend`.`cost`) AS `sb_v`
   FROM
     `main`.`campaign_spend` AS `campaign_spend`
   GROUP BY
-    CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE)
+    CAST(CAST(CAST(DATE_FORMAT(`campaign_spend`.`spent_on`, '%Y-%m-01') AS DATETIME) AS DATE) AS DATETIME)
 )
 SELECT
   `sb_keys`.`sb_k0` AS `metric_time__month`,

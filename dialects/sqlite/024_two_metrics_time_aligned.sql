@@ -14,12 +14,12 @@ WITH "sb_m0" AS (
     datetime("order"."ordered_at", 'start of month')
 ), "sb_m1" AS (
   SELECT
-    date(datetime("campaign_spend"."spent_on", 'start of month')) AS "sb_k0",
+    datetime(date(datetime("campaign_spend"."spent_on", 'start of month'))) AS "sb_k0",
     sum("campaign_spend"."cost") AS "sb_v"
   FROM
     "main"."campaign_spend" AS "campaign_spend"
   GROUP BY
-    date(datetime("campaign_spend"."spent_on", 'start of month'))
+    datetime(date(datetime("campaign_spend"."spent_on", 'start of month')))
 )
 SELECT
   "sb_keys"."sb_k0" AS "metric_time__month",

@@ -30,7 +30,8 @@ use serde_json::Value as Json;
 use crate::engine::Cancel;
 use crate::envelope::{Envelope, Status};
 use crate::tools::surface::Published;
-use crate::tools::{prompts, resources, Session, Toolsets};
+use crate::tools::provider::{prompts, resources};
+use crate::tools::{Session, Toolsets};
 
 /// The rmcp handler: cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
@@ -53,7 +54,7 @@ pub fn mcp_tool(p: &Published) -> Tool {
             _ => Arc::new(JsonObject::new()),
         }
     };
-    use crate::tools::spec::SideEffects;
+    use crate::tools::surface::spec::SideEffects;
     let read = spec.side_effects == SideEffects::Read;
     let writes = spec.side_effects == SideEffects::Write;
     let annotations = ToolAnnotations::with_title(spec.title)
@@ -255,7 +256,7 @@ impl ServerHandler for SchemaBrainServer {
         // Pure tools (model and snapshot only, microseconds, no engine) answer
         // on the reactor: a hand-off to the blocking pool and back cost more
         // than the call itself (docs/performance.md, "The MCP server").
-        if published.spec.side_effects == crate::tools::spec::SideEffects::None {
+        if published.spec.side_effects == crate::tools::surface::spec::SideEffects::None {
             let env = self.session.call_as(&client, &name, &args, &Cancel::never());
             return Ok(tool_result(env).into());
         }

@@ -146,6 +146,10 @@ pub struct OutputTime {
     /// components bucket different columns.
     pub name: String,
     pub grain: Grain,
+    /// Components bucket DATE and TIMESTAMP columns into this one column:
+    /// the DATE buckets are written as timestamps (their midnight), so every
+    /// engine compares them with the others.
+    pub dates_widened: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -548,12 +552,14 @@ fn output_time(first: &MetricQuery, components: &mut [ComponentPlan]) -> Result<
     let mut dimensions = components.iter().filter_map(|c| c.time.as_ref().map(|t| &t.dimension));
     let Some(dimension) = dimensions.next() else { return Ok(None) };
     if dimensions.all(|d| d == dimension) {
-        return Ok(Some(OutputTime { name: time_bucket_name(dimension, grain), grain }));
+        return Ok(Some(OutputTime { name: time_bucket_name(dimension, grain), grain, dates_widened: false }));
     }
     for c in components.iter_mut() {
         c.degradations.retain(|d| *d != Degradation::TimeDimensionUnavailable);
     }
-    Ok(Some(OutputTime { name: format!("metric_time__{}", grain.as_str()), grain }))
+    let classes = || components.iter().filter_map(|c| c.time.as_ref().map(|t| t.class));
+    let dates_widened = classes().any(|c| c == TypeClass::Date) && classes().any(|c| c == TypeClass::Timestamp);
+    Ok(Some(OutputTime { name: format!("metric_time__{}", grain.as_str()), grain, dates_widened }))
 }
 
 /// One component output as it is in one SELECT; anything else (several

@@ -5,7 +5,7 @@
 //! catalog and applies the PII policy, so free SQL is no side door around
 //! get_metric; `views` rewrites a checked statement so masked and
 //! time-restricted tables are read only through their views. The tools themselves (and their page tokens) live in
-//! `tools::provider` and `tools::paging`.
+//! `tools::provider` and `tools::contract::paging`.
 //!
 //! Architecture invariant: pure functions over SQL text, the catalog and
 //! the policy; no engine, no IO.

@@ -157,6 +157,10 @@ pub struct Dialect {
     pub buckets_widen_dates: bool,
     /// The template turning a bucket `sb_x` back into a DATE.
     pub date_of: &'static str,
+    /// The template turning a DATE `sb_x` into a timestamp at its midnight:
+    /// a DATE's bucket beside a TIMESTAMP's in one time column (SQLite
+    /// compares them as text, where `2024-01-01` is not `2024-01-01 00:00:00`).
+    pub timestamp_of: &'static str,
     pub nulls_last: NullsLast,
     pub limit: LimitStyle,
     pub percentile: Percentile,
@@ -201,6 +205,7 @@ const DUCKDB: Dialect = Dialect {
     buckets: Buckets::DateTrunc,
     buckets_widen_dates: true,
     date_of: "CAST(sb_x AS DATE)",
+    timestamp_of: "CAST(sb_x AS TIMESTAMP)",
     nulls_last: NullsLast::Explicit,
     limit: LimitStyle::Limit,
     percentile: Percentile::QuantileCont,
@@ -344,6 +349,8 @@ const DATABRICKS: Dialect = Dialect {
     placeholders: Placeholders::QuestionMark,
     percentile: Percentile::PercentileFn,
     double_type: "DOUBLE",
+    // Spark's avg of a DECIMAL keeps only four more places than the column.
+    avg_as_double: true,
     date_add: DateMath::IntervalQualified,
     date_part: |p| match p {
         DatePart::Year => "EXTRACT(YEAR FROM sb_x)",
@@ -371,6 +378,7 @@ const MYSQL: Dialect = Dialect {
     null_safe_eq: NullSafeEq::Spaceship,
     double_type: "DOUBLE",
     date_param_types: Some(("DATE", "DATETIME")),
+    timestamp_of: "CAST(sb_x AS DATETIME)",
     date_add: DateMath::IntervalBare,
     // MySQL's AVG of integers or DECIMALs is a DECIMAL with only four more
     // places (div_precision_increment): 13/7 came back 1.8571.
@@ -403,6 +411,7 @@ const MSSQL: Dialect = Dialect {
     median: Median::AsPercentile,
     double_type: "FLOAT",
     date_param_types: Some(("DATE", "DATETIME2")),
+    timestamp_of: "CAST(sb_x AS DATETIME2)",
     boolean_test: BooleanTest::EqualsOne,
     date_add: DateMath::DateAddFn,
     recursive_cte: RecursiveCte::Unsupported,
@@ -428,6 +437,7 @@ const SQLITE: Dialect = Dialect {
     placeholders: Placeholders::QuestionMark,
     buckets: Buckets::Sqlite,
     date_of: "date(sb_x)",
+    timestamp_of: "datetime(sb_x)",
     percentile: Percentile::Unsupported,
     median: Median::AsPercentile,
     double_type: "REAL",
@@ -599,7 +609,11 @@ mod tests {
                     assert_eq!(format!("{e:#}"), e.to_string(), "{} {g:?}", d.name);
                 }
             }
-            crate::sql::build::from_template(d.date_of, d, &x);
+            for t in [d.date_of, d.timestamp_of] {
+                let e = crate::sql::build::from_template(t, d, &x);
+                assert!(!e.to_string().contains("sb_x"), "{} {t}: {e}", d.name);
+                assert_eq!(format!("{e:#}"), e.to_string(), "{} {t}", d.name);
+            }
             // Date parts parse, and what they render reads back the same.
             for part in DatePart::ALL {
                 let e = crate::sql::build::from_template((d.date_part)(part), d, &x);

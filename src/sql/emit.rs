@@ -580,7 +580,12 @@ fn answer_keys<'p>(e: &Emitter<'p>, c: &'p ComponentPlan) -> Vec<(Expr<'p>, Name
     let plan = e.plan;
     let mut keys: Vec<(Expr, Name)> = Vec::new();
     if let (Some(t), Some(out)) = (&c.time, &plan.time) {
-        keys.push((e.time_bucket(t), Name::Str(&out.name)));
+        let bucket = e.time_bucket(t);
+        let bucket = match (out.dates_widened, t.class) {
+            (true, TypeClass::Date) => ast::from_template(e.dialect.timestamp_of, e.dialect, bucket),
+            _ => bucket,
+        };
+        keys.push((bucket, Name::Str(&out.name)));
     }
     for g in &plan.group_by {
         let column = ast::column(&g.column.entity, &g.column.column);

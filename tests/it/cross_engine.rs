@@ -100,12 +100,6 @@ const KNOWN_ON_SQLITE: &[(&str, &str)] = &[
 /// disagree, so that a fix takes it off the list. Not hidden: the test
 /// prints each one.
 const WRONG_ON_SQLITE: &[(&str, &str)] = &[
-    // The semi-join form (`IN (SELECT …)` over order items) does not finish within 60 s on SQLite 3.
-    ("036_revenue_semi_join_on_item_category.yaml", "semi-join too slow on SQLite"),
-    // Month buckets of a DATE column are `date()` text ('2023-01-01') and of a
-    // TIMESTAMP `datetime()` text ('2023-01-01 00:00:00'): the two anchors'
-    // keys never match in the join of their answers (DuckDB compares them as times).
-    ("041_revenue_and_campaign_cost_by_month.yaml", "DATE and TIMESTAMP buckets are different text"),
     // The offset (a month ago) is joined on bucket text the same way.
     ("049_growth_mom_2024.yaml", "offset joined on bucket text"),
     ("061_revenue_month_ago_by_month.yaml", "offset joined on bucket text"),

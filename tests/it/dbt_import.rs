@@ -232,13 +232,7 @@ fn imported_metrics_answer_as_metricflow_does_on_spark() {
 /// Cases an engine answers rounded, with why: each must still differ from
 /// MetricFlow exactly and agree within a relative 1e-6 (so a fix takes it
 /// off the list).
-const ROUNDED: &[(&str, &str, &str)] = &[
-    // Spark's avg of a DECIMAL(p,s) keeps s+4 places (47.173684 for
-    // 47.17368421); the `databricks` profile should average DOUBLE values, as
-    // the datafusion and mysql profiles do (`avg_as_double`, src/sql/dialect.rs).
-    ("Spark", "030_order_item_measures_by_month", "avg of a decimal cut to scale + 4"),
-    ("Spark", "107_balance_by_week", "avg of a decimal cut to scale + 4"),
-];
+const ROUNDED: &[(&str, &str, &str)] = &[];
 
 /// The dbt_shop warehouse, opened read-only.
 fn dbt_shop_engine() -> schemabrain::engine::DuckDbEngine {

@@ -95,7 +95,7 @@ fn find_relevant_entities_recall_on_the_golden_set() {
 
 #[test]
 fn identifiers_split_into_words_and_stem() {
-    use schemabrain::tools::search::{stem, terms, words};
+    use schemabrain::tools::semantic::search::{stem, terms, words};
     assert_eq!(words("shipping_address_id"), ["shipping", "address", "id"]);
     assert_eq!(words("orderedAt"), ["ordered", "at"]);
     assert_eq!(stem("categories"), "category");

@@ -18,8 +18,12 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::escalation::RetryTracker;
-use super::{surface, Execution, Pager, Toolsets};
+use crate::tools::contract::escalation::RetryTracker;
+use crate::tools::contract::next;
+use crate::tools::contract::paging::Pager;
+use crate::tools::semantic::{self, Execution};
+use crate::tools::provider;
+use crate::tools::surface::{self, Toolsets};
 use crate::audit::AuditLog;
 use crate::engine::{self, Cancel, Engine, EngineError, Limits};
 use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
@@ -220,7 +224,7 @@ impl Session {
         if let Some(open) = self.retries.breaker(tool, args) {
             return self.record(tool, args, open);
         }
-        if super::provider::PROVIDER_TOOLS.contains(&tool) {
+        if provider::PROVIDER_TOOLS.contains(&tool) {
             let env = self.call_provider(client, tool, args, cancel);
             let env = self.retries.observe(tool, args, env);
             return self.record(tool, args, env);
@@ -239,7 +243,7 @@ impl Session {
                     engine: engine.as_ref(),
                     limits: self.limits,
                     cancel: cancel.clone(),
-                    pages: Some(super::get_metric::Pages { pager: &self.pager, client }),
+                    pages: Some(semantic::Pages { pager: &self.pager, client }),
                 },
             ),
             None => {
@@ -258,9 +262,9 @@ impl Session {
 
     /// Runs `f` with the provider tools' context for `client` (MCP resources
     /// read through it, so they show nothing a tool would not).
-    pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&super::provider::ProviderContext<'_>) -> R) -> R {
+    pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
         let project = self.project();
-        let ctx = super::provider::ProviderContext {
+        let ctx = provider::ProviderContext {
             project: &project,
             engine: self.engine.as_deref(),
             limits: self.limits,
@@ -279,10 +283,10 @@ impl Session {
                 format!("{tool} is a provider tool, which this server does not offer (start it with `--toolsets semantic,provider`); the semantic layer answers governed numbers"),
                 Recovery::call("list_metrics", serde_json::json!({})),
             ));
-            return super::next::attach(tool, args, env);
+            return next::attach(tool, args, env);
         }
         let env = self.with_provider(client, cancel, |ctx| surface::invoke_provider(ctx, tool, args));
-        if super::provider::WRITE_TOOLS.contains(&tool) && env.status() == Status::Success {
+        if provider::WRITE_TOOLS.contains(&tool) && env.status() == Status::Success {
             self.refresh_after_write();
         }
         env
@@ -296,9 +300,9 @@ impl Session {
         if tool != "get_metric" || self.drift.is_empty() || surface::is_dry_run(args) {
             return None;
         }
-        let parsed: super::args::GetMetricArgs = serde_json::from_value(args.clone()).ok()?;
+        let parsed: semantic::GetMetricArgs = serde_json::from_value(args.clone()).ok()?;
         let project = self.project();
-        let plan = super::request_plan(&project, &parsed).ok()?;
+        let plan = semantic::request_plan(&project, &parsed).ok()?;
         let shown = plan.to_string();
         let mut touched: Vec<&str> = Vec::new();
         for c in &plan.components {

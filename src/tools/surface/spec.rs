@@ -9,10 +9,11 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value as Json};
 
-use super::args::{GetMetricArgs, NameArgs, ResolveJoinArgs};
-use super::physical::{ColumnNameArgs, SuggestJoinsArgs, TableNameArgs};
-use super::search::SearchArgs;
-use super::shape::ResponseFormat;
+use crate::tools::contract::shape::ResponseFormat;
+use crate::tools::provider::{self, inspect};
+use crate::tools::semantic::physical::{ColumnNameArgs, SuggestJoinsArgs, TableNameArgs};
+use crate::tools::semantic::search::SearchArgs;
+use crate::tools::semantic::{GetMetricArgs, NameArgs, ResolveJoinArgs};
 use crate::envelope::CHARTER_VERSION;
 
 /// What a tool touches (charter "Per-tool metadata").
@@ -389,7 +390,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::None,
             formats: false,
-            schema: schema_of::<super::provider::ListTablesArgs>,
+            schema: schema_of::<provider::ListTablesArgs>,
         },
         ToolSpec {
             name: "get_table_schema",
@@ -416,7 +417,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::provider::QuerySqlArgs>,
+            schema: schema_of::<provider::QuerySqlArgs>,
         },
         ToolSpec {
             name: "explain_sql",
@@ -429,7 +430,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::provider::ExplainSqlArgs>,
+            schema: schema_of::<provider::ExplainSqlArgs>,
         },
         ToolSpec {
             name: "query_plan",
@@ -442,7 +443,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::provider::QueryPlanArgs>,
+            schema: schema_of::<provider::QueryPlanArgs>,
         },
         ToolSpec {
             name: "sample_table",
@@ -455,7 +456,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::inspect::SampleArgs>,
+            schema: schema_of::<inspect::SampleArgs>,
         },
         ToolSpec {
             name: "get_stats",
@@ -468,7 +469,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::inspect::TableStatsArgs>,
+            schema: schema_of::<inspect::TableStatsArgs>,
         },
         ToolSpec {
             name: "profile_table",
@@ -481,7 +482,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::inspect::TableStatsArgs>,
+            schema: schema_of::<inspect::TableStatsArgs>,
         },
         ToolSpec {
             name: "detect_pii",
@@ -494,7 +495,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::inspect::DetectPiiArgs>,
+            schema: schema_of::<inspect::DetectPiiArgs>,
         },
         ToolSpec {
             name: "preview_masked",
@@ -507,7 +508,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             idempotent: true,
             side_effects: SideEffects::Read,
             formats: false,
-            schema: schema_of::<super::inspect::PreviewMaskedArgs>,
+            schema: schema_of::<inspect::PreviewMaskedArgs>,
         },
     ];
     v.sort_by_key(|s| s.name);
@@ -529,7 +530,7 @@ pub fn write_specs() -> Vec<ToolSpec> {
             idempotent: false,
             side_effects: SideEffects::Write,
             formats: false,
-            schema: schema_of::<super::provider::CreateViewArgs>,
+            schema: schema_of::<provider::CreateViewArgs>,
         },
         ToolSpec {
             name: "materialize_sql",
@@ -542,7 +543,7 @@ pub fn write_specs() -> Vec<ToolSpec> {
             idempotent: false,
             side_effects: SideEffects::Write,
             formats: false,
-            schema: schema_of::<super::provider::MaterializeArgs>,
+            schema: schema_of::<provider::MaterializeArgs>,
         },
     ]
 }

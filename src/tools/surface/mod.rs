@@ -1,19 +1,24 @@
 //! The one entry point transports call: `invoke(project, tool, args,
 //! execution)`. It checks the arguments against the published schema
 //! (unknown names rejected with the allowed ones listed), takes
-//! `response_format` off the arguments, dispatches through [`super::call`]
+//! `response_format` off the arguments, dispatches through [`crate::tools::semantic::call`]
 //! and shapes the answer (format, token estimate, cap).
 //!
 //! Architecture invariant: no rmcp, no IO; the MCP adapter and tests see the
 //! same behaviour.
 
+pub mod session;
+pub mod spec;
+
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::shape::{shape, ResponseFormat};
-use super::spec::{provider_specs, tool_specs, write_specs, ToolSpec};
-use super::{call, Execution};
+use crate::tools::contract::shape::{shape, ResponseFormat};
+use crate::tools::contract::next;
+use crate::tools::provider;
+use spec::{provider_specs, tool_specs, write_specs, ToolSpec};
+use crate::tools::semantic::{call, Execution};
 use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
 use crate::project::Project;
 
@@ -97,15 +102,15 @@ pub fn find(tool: &str) -> Option<&'static Published> {
 
 /// Runs one provider tool call (argument check, tool, size cap, next
 /// action); the caller has checked that the toolset is offered.
-pub fn invoke_provider(ctx: &super::provider::ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
+pub fn invoke_provider(ctx: &provider::ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
     let env = match published_provider().iter().chain(published_writes()).find(|p| p.spec.name == tool) {
-        None => super::provider::call(ctx, tool, args),
+        None => provider::call(ctx, tool, args),
         Some(p) => match object_args(p, tool, args) {
             Err(e) => e,
-            Ok(map) => shape(tool, super::provider::call(ctx, tool, &Json::Object(map)), ResponseFormat::Detailed),
+            Ok(map) => shape(tool, provider::call(ctx, tool, &Json::Object(map)), ResponseFormat::Detailed),
         },
     };
-    super::next::attach(tool, args, env)
+    next::attach(tool, args, env)
 }
 
 /// The arguments as an object with only names the tool's schema allows;
@@ -146,7 +151,7 @@ fn object_args(p: &Published, tool: &str, args: &Json) -> Result<Map<String, Jso
 /// Every answer, rejected calls included, carries its `next_action`.
 pub fn invoke(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
     let env = checked_call(project, tool, args, execution);
-    super::next::attach(tool, args, env)
+    next::attach(tool, args, env)
 }
 
 fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {

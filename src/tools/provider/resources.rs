@@ -14,7 +14,8 @@
 
 use serde_json::{json, Value as Json};
 
-use super::provider::ProviderContext;
+use super::ProviderContext;
+use crate::tools::semantic::physical;
 use crate::envelope::Envelope;
 
 /// The one catalog's name.
@@ -67,15 +68,15 @@ pub fn read(ctx: &ProviderContext<'_>, uri: &str) -> Result<String, ReadError> {
         ["capabilities"] => capabilities(ctx),
         ["schemas", c] => {
             catalog_ok(c)?;
-            data_of(super::provider::list_schemas(ctx.project))?
+            data_of(super::list_schemas(ctx.project))?
         }
         ["tables", c, schema] => {
             catalog_ok(c)?;
-            data_of(super::provider::list_tables(ctx.project, &super::provider::ListTablesArgs { schema: Some(schema.to_string()) }))?
+            data_of(super::list_tables(ctx.project, &super::ListTablesArgs { schema: Some(schema.to_string()) }))?
         }
         ["table", c, schema, table] => {
             catalog_ok(c)?;
-            data_of(super::physical::describe_table(ctx.project, &format!("{schema}.{table}")))?
+            data_of(physical::describe_table(ctx.project, &format!("{schema}.{table}")))?
         }
         ["samples", c, schema, table] => {
             catalog_ok(c)?;
@@ -119,7 +120,7 @@ fn data_of(env: Envelope) -> Result<Json, ReadError> {
 }
 
 fn catalogs(ctx: &ProviderContext<'_>) -> Result<Json, ReadError> {
-    let schemas = data_of(super::provider::list_schemas(ctx.project))?;
+    let schemas = data_of(super::list_schemas(ctx.project))?;
     let engine = ctx.engine.map(|e| e.describe());
     Ok(json!({"catalogs": [{"name": CATALOG, "engine": engine, "schemas": schemas.get("items").cloned().unwrap_or(json!([]))}]}))
 }
@@ -138,7 +139,7 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
             "available": ctx.engine.is_some(),
             "statements": "exactly one read-only query (SELECT/WITH/VALUES/set operations)",
             "dialects_accepted": dialect.map(|d| vec![d]).unwrap_or_default(),
-            "paging": {"default_rows": super::provider::DEFAULT_PAGE_ROWS, "max_rows": super::provider::MAX_PAGE_ROWS, "max_page_bytes": super::provider::MAX_PAGE_BYTES, "token_lifetime_seconds": super::paging::TOKEN_LIFETIME.as_secs()},
+            "paging": {"default_rows": super::DEFAULT_PAGE_ROWS, "max_rows": super::MAX_PAGE_ROWS, "max_page_bytes": super::MAX_PAGE_BYTES, "token_lifetime_seconds": crate::tools::contract::paging::TOKEN_LIFETIME.as_secs()},
             "pii": "blocked categories refused anywhere; other PII only under COUNT(col) / COUNT(DISTINCT col); a column the policy masks is read as its mask (policy_applied says which)",
             "time_range": "each table read restricted through its time dimension (or time_range.column); the answer lists which",
             "timeout_ms": ctx.limits.timeout.as_millis() as u64,
@@ -149,7 +150,7 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
         "profile_table": ctx.engine.is_some(),
         "detect_pii": ctx.engine.is_some(),
         "preview_masked": ctx.engine.is_some(),
-        "masking": {"policy_id": super::provider::POLICY_ID, "methods": crate::model::MaskMethod::ALL, "rules": ctx.project.model.pii_policy.masking.len(), "applies_to": ["query_sql", "materialize_sql", "preview_masked"], "not": "get_metric, which refuses PII as before"},
+        "masking": {"policy_id": super::POLICY_ID, "methods": crate::model::MaskMethod::ALL, "rules": ctx.project.model.pii_policy.masking.len(), "applies_to": ["query_sql", "materialize_sql", "preview_masked"], "not": "get_metric, which refuses PII as before"},
         "writes": {"allowed_schema": ctx.allow_writes, "tools": if ctx.allow_writes.is_some() { json!(["materialize_sql", "create_view"]) } else { json!([]) }},
         "time_range": "query_sql, sample_table, preview_masked, get_stats and profile_table, through the table's time dimension",
         "query_plan": {"available": ctx.engine.is_some(), "input": "a Substrait plan (protobuf JSON), translated by DataFusion to the source's SQL, then run as query_sql runs SQL", "reads": "namedTable of catalog tables and virtual tables; no files"},
@@ -157,7 +158,7 @@ fn capabilities(ctx: &ProviderContext<'_>) -> Json {
 }
 
 fn lineage(ctx: &ProviderContext<'_>, schema: &str, table: &str) -> Result<Json, ReadError> {
-    let described = data_of(super::physical::describe_table(ctx.project, &format!("{schema}.{table}")))?;
+    let described = data_of(physical::describe_table(ctx.project, &format!("{schema}.{table}")))?;
     let references = described.get("foreign_keys").cloned().unwrap_or(json!([]));
     let mut referenced_by = Vec::new();
     if let Some(catalog) = &ctx.project.catalog {

@@ -4,7 +4,6 @@
 use serde_json::{json, Value as Json};
 
 use super::args::GetMetricArgs;
-use super::get_metric::args_object;
 use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
 use crate::ir::{ColumnRole, Issue};
 use crate::project::Project;
@@ -13,7 +12,7 @@ use crate::project::Project;
 fn retry(args: &GetMetricArgs, change: impl FnOnce(&mut GetMetricArgs)) -> Recovery {
     let mut fixed = args.clone();
     change(&mut fixed);
-    Recovery::call("get_metric", args_object(&fixed))
+    Recovery::call("get_metric", fixed.to_json())
 }
 
 fn list(items: &[String], max: usize) -> String {

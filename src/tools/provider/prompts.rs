@@ -110,7 +110,7 @@ fn time_window(project: &Project, metric: &str) -> Result<String, PromptError> {
 }
 
 fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptError> {
-    let info = super::physical::table_arg(project, table).map_err(|e| PromptError(e.message().to_string()))?;
+    let info = crate::tools::semantic::physical::table_arg(project, table).map_err(|e| PromptError(e.message().to_string()))?;
     let policy = &project.model.pii_policy;
     let tref = TableRef { schema: info.schema.clone(), table: info.name.clone() };
     let mut blocked = Vec::new();
@@ -149,8 +149,8 @@ fn missing_joins(project: &Project, tables: &str) -> Result<String, PromptError>
     if list.len() < 2 {
         return Err(PromptError("prompt ask_for_missing_keys_or_joins needs two or more tables, separated by commas".into()));
     }
-    let args = super::physical::SuggestJoinsArgs { tables: list.clone(), max_hops: 6 };
-    let env = super::physical::suggest_joins(project, &args);
+    let args = crate::tools::semantic::physical::SuggestJoinsArgs { tables: list.clone(), max_hops: 6 };
+    let env = crate::tools::semantic::physical::suggest_joins(project, &args);
     if let Some(e) = env.tool_error() {
         return Err(PromptError(e.message().to_string()));
     }

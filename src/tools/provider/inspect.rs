@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sqlparser::ast::Ident;
 
-use super::provider::ProviderContext;
+use super::context::{ProviderContext, POLICY_ID};
+use crate::tools::contract::args::engine_failure;
+use crate::tools::semantic::physical;
 use crate::catalog::{ColumnInfo, TableInfo};
 use crate::engine::{Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
@@ -162,7 +164,7 @@ impl Table<'_> {
 }
 
 fn engine_error(e: EngineError) -> ToolError {
-    super::engine_failure(e, "narrow the rows with a time_range", Recovery::none())
+    engine_failure(e, "narrow the rows with a time_range", Recovery::none())
 }
 
 /// The table, its reads limited to `range` when one is given: what every
@@ -175,7 +177,7 @@ fn open_in_range<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str, range: 
 
 /// The table, its columns under the policy, and the engine to read it.
 fn open<'p>(ctx: &'p ProviderContext<'p>, qualified_name: &str) -> Result<Table<'p>, ToolError> {
-    let info = super::physical::table_arg(ctx.project, qualified_name)?;
+    let info = physical::table_arg(ctx.project, qualified_name)?;
     let Some(engine) = ctx.engine else {
         return Err(ToolError::new(
             FailureKind::MissingCredential,
@@ -450,7 +452,7 @@ pub const MAX_PREVIEW_ROWS: u32 = 50;
 /// clean columns as they are, masked columns through their mask (the SQL
 /// query_sql runs), PII columns without a mask withheld and listed.
 pub fn preview_masked(ctx: &ProviderContext<'_>, args: &PreviewMaskedArgs) -> Envelope {
-    let policy_id = super::provider::POLICY_ID;
+    let policy_id = POLICY_ID;
     if let Some(asked) = args.policy_id.as_deref().filter(|p| *p != policy_id) {
         return failed(ToolError::new(
             FailureKind::InvalidArgument,

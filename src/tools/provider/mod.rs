@@ -25,9 +25,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sqlparser::ast::{OrderByKind, Statement};
 
-use super::inspect::TimeRange;
-use super::paging::{Pager, TokenError};
-use crate::engine::{Cancel, Engine, EngineError, Limits, ResultSet};
+mod context;
+pub mod inspect;
+pub mod prompts;
+pub mod resources;
+
+pub use context::{ProviderContext, POLICY_ID};
+
+use inspect::TimeRange;
+use crate::tools::contract::args::{engine_failure, with_args, NoArgs};
+use crate::tools::contract::paging::{Pager, TokenError};
+use crate::tools::semantic::physical;
+use crate::engine::{EngineError, Limits, ResultSet};
 use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, ToolError};
 use crate::project::Project;
 use crate::provider::{columns, guard, views};
@@ -120,19 +129,6 @@ pub struct QueryPlanArgs {
     pub dry_run: bool,
 }
 
-/// What a provider call runs against.
-pub struct ProviderContext<'a> {
-    pub project: &'a Project,
-    pub engine: Option<&'a dyn Engine>,
-    pub limits: Limits,
-    pub cancel: Cancel,
-    pub pager: &'a Pager,
-    /// The client session page tokens are bound to.
-    pub client: &'a str,
-    /// The one schema writes may go into (`serve --allow-writes`).
-    pub allow_writes: Option<&'a str>,
-}
-
 /// How a write treats an existing table or view.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -181,22 +177,22 @@ pub struct CreateViewArgs {
 /// Calls a provider tool with JSON arguments.
 pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
     match tool {
-        "list_schemas" => super::with_args(tool, args, |_: super::NoArgs| list_schemas(ctx.project)),
-        "list_tables" => super::with_args(tool, args, |a: ListTablesArgs| list_tables(ctx.project, &a)),
-        "get_table_schema" => super::with_args(tool, args, |a: super::physical::TableNameArgs| super::physical::describe_table(ctx.project, &a.qualified_name)),
-        "query_sql" => super::with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
-        "explain_sql" => super::with_args(tool, args, |a: ExplainSqlArgs| explain_sql(ctx, &a)),
-        "query_plan" => super::with_args(tool, args, |a: QueryPlanArgs| query_plan(ctx, &a)),
-        "sample_table" => super::with_args(tool, args, |a: super::inspect::SampleArgs| super::inspect::sample_table(ctx, &a)),
-        "get_stats" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::get_stats(ctx, &a)),
-        "profile_table" => super::with_args(tool, args, |a: super::inspect::TableStatsArgs| super::inspect::profile_table(ctx, &a)),
-        "detect_pii" => super::with_args(tool, args, |a: super::inspect::DetectPiiArgs| super::inspect::detect_pii(ctx, &a)),
-        "preview_masked" => super::with_args(tool, args, |a: super::inspect::PreviewMaskedArgs| super::inspect::preview_masked(ctx, &a)),
-        "materialize_sql" => super::with_args(tool, args, |a: MaterializeArgs| {
+        "list_schemas" => with_args(tool, args, |_: NoArgs| list_schemas(ctx.project)),
+        "list_tables" => with_args(tool, args, |a: ListTablesArgs| list_tables(ctx.project, &a)),
+        "get_table_schema" => with_args(tool, args, |a: physical::TableNameArgs| physical::describe_table(ctx.project, &a.qualified_name)),
+        "query_sql" => with_args(tool, args, |a: QuerySqlArgs| query_sql(ctx, &a)),
+        "explain_sql" => with_args(tool, args, |a: ExplainSqlArgs| explain_sql(ctx, &a)),
+        "query_plan" => with_args(tool, args, |a: QueryPlanArgs| query_plan(ctx, &a)),
+        "sample_table" => with_args(tool, args, |a: inspect::SampleArgs| inspect::sample_table(ctx, &a)),
+        "get_stats" => with_args(tool, args, |a: inspect::TableStatsArgs| inspect::get_stats(ctx, &a)),
+        "profile_table" => with_args(tool, args, |a: inspect::TableStatsArgs| inspect::profile_table(ctx, &a)),
+        "detect_pii" => with_args(tool, args, |a: inspect::DetectPiiArgs| inspect::detect_pii(ctx, &a)),
+        "preview_masked" => with_args(tool, args, |a: inspect::PreviewMaskedArgs| inspect::preview_masked(ctx, &a)),
+        "materialize_sql" => with_args(tool, args, |a: MaterializeArgs| {
             let call = json!({"sql": a.sql, "table": a.table, "dialect": a.dialect});
             write(ctx, "materialize_sql", &a.sql, a.dialect.as_deref(), &a.table, a.mode, false, call)
         }),
-        "create_view" => super::with_args(tool, args, |a: CreateViewArgs| {
+        "create_view" => with_args(tool, args, |a: CreateViewArgs| {
             let call = json!({"sql": a.sql, "view": a.view, "dialect": a.dialect});
             write(ctx, "create_view", &a.sql, a.dialect.as_deref(), &a.view, a.mode, true, call)
         }),
@@ -209,7 +205,7 @@ pub fn call(ctx: &ProviderContext<'_>, tool: &str, args: &Json) -> Envelope {
 }
 
 pub fn list_schemas(project: &Project) -> Envelope {
-    let catalog = match super::physical::catalog_of(project) {
+    let catalog = match physical::catalog_of(project) {
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
@@ -222,7 +218,7 @@ pub fn list_schemas(project: &Project) -> Envelope {
 }
 
 pub fn list_tables(project: &Project, args: &ListTablesArgs) -> Envelope {
-    let catalog = match super::physical::catalog_of(project) {
+    let catalog = match physical::catalog_of(project) {
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
@@ -298,13 +294,11 @@ struct Viewed {
     time_range: Option<Json>,
 }
 
-/// The policy's name in `policy_applied` and preview_masked's `policy_id`.
-pub const POLICY_ID: &str = "pii_policy";
 
 /// Reads `c`'s masked tables through their masks and, with `range`, each
 /// table that has its column (default its time dimension) through the period.
 fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> Result<Viewed, Envelope> {
-    let catalog = super::physical::catalog_of(ctx.project).map_err(Envelope::error)?;
+    let catalog = physical::catalog_of(ctx.project).map_err(Envelope::error)?;
     let dialect = crate::sql::Dialect::from_name(&c.dialect)
         .map_err(|m| Envelope::error(ToolError::new(FailureKind::InvalidArgument, m, Recovery::none())))?;
     let quote = |n: &str| sqlparser::ast::Ident::with_quote(dialect.quote, n).to_string();
@@ -318,7 +312,7 @@ fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> 
         let Some(info) = catalog.tables.get(key) else { continue };
         let masks = c.masked.get(key).map(Vec::as_slice).unwrap_or_default();
         let filter = match (range, targets.iter().find(|(k, _)| k == key)) {
-            (Some(r), Some((_, col))) => Some(super::inspect::range_condition(ctx.project, info, col, r, dialect).map_err(Envelope::error)?),
+            (Some(r), Some((_, col))) => Some(inspect::range_condition(ctx.project, info, col, r, dialect).map_err(Envelope::error)?),
             _ => None,
         };
         if masks.is_empty() && filter.is_none() {
@@ -369,7 +363,7 @@ fn range_targets(ctx: &ProviderContext<'_>, catalog: &crate::catalog::Catalog, c
             .collect(),
         None => {
             let with: Vec<(String, String)> = read()
-                .filter_map(|(k, t)| match super::inspect::time_candidates(ctx.project, t).as_slice() {
+                .filter_map(|(k, t)| match inspect::time_candidates(ctx.project, t).as_slice() {
                     [one] => Some((k.clone(), one.clone())),
                     _ => None,
                 })
@@ -398,7 +392,7 @@ fn range_targets(ctx: &ProviderContext<'_>, catalog: &crate::catalog::Catalog, c
 
 /// The dialect, guard and column checks query_sql and explain_sql share.
 fn check_statement(ctx: &ProviderContext<'_>, tool: &str, sql: &str, asked: Option<&str>, call: Json) -> Result<Checked, Envelope> {
-    let catalog = super::physical::catalog_of(ctx.project).map_err(Envelope::error)?;
+    let catalog = physical::catalog_of(ctx.project).map_err(Envelope::error)?;
     let source_dialect = ctx.engine.map(|e| e.dialect().name);
     let dialect = match (asked, source_dialect) {
         (Some(asked), Some(runs)) if asked != runs => {
@@ -481,7 +475,7 @@ fn write(ctx: &ProviderContext<'_>, tool: &str, sql: &str, dialect: Option<&str>
     }
     if let Err(e) = engine.write(&statements, ctx.limits.timeout, &ctx.cancel) {
         let narrow = "write fewer rows (filters, aggregation), or check the statement with query_sql dry_run";
-        return Envelope::error(super::engine_failure(e, narrow, Recovery::call("query_sql", json!({"sql": sql, "dry_run": true}))));
+        return Envelope::error(engine_failure(e, narrow, Recovery::call("query_sql", json!({"sql": sql, "dry_run": true}))));
     }
     let mode_name = match mode {
         WriteMode::Create => "create",
@@ -519,7 +513,7 @@ pub fn explain_sql(ctx: &ProviderContext<'_>, args: &ExplainSqlArgs) -> Envelope
         Ok(r) => r,
         Err(e) => {
             let recovery = Recovery::call("query_sql", json!({"sql": args.sql, "dry_run": true}));
-            return Envelope::error(super::engine_failure(e, "check the statement with query_sql dry_run", recovery));
+            return Envelope::error(engine_failure(e, "check the statement with query_sql dry_run", recovery));
         }
     };
     // Every engine answers EXPLAIN with rows of text; the plan is their lines.
@@ -655,7 +649,7 @@ fn answer(ctx: &ProviderContext<'_>, result: ResultSet, page: usize, offset: u64
 /// goes through query_sql whole (guard, columns and PII, masking, time
 /// range, paging), so a plan is no side door either.
 pub fn query_plan(ctx: &ProviderContext<'_>, args: &QueryPlanArgs) -> Envelope {
-    let catalog = match super::physical::catalog_of(ctx.project) {
+    let catalog = match physical::catalog_of(ctx.project) {
         Ok(c) => c,
         Err(e) => return Envelope::error(e),
     };
@@ -706,5 +700,5 @@ fn token_error(e: TokenError, args: &QuerySqlArgs) -> Envelope {
 
 fn engine_error(e: EngineError, args: &QuerySqlArgs) -> Envelope {
     let narrow = "add filters or aggregate more, or check the statement with dry_run";
-    Envelope::error(super::engine_failure(e, narrow, Recovery::call("query_sql", as_dry_run(args))))
+    Envelope::error(engine_failure(e, narrow, Recovery::call("query_sql", as_dry_run(args))))
 }

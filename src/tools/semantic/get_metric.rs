@@ -6,6 +6,9 @@ use serde_json::{json, Value as Json};
 
 use super::args::{FilterArgs, GetMetricArgs};
 use super::recovery::issue_envelope;
+use crate::tools::contract::args::engine_failure;
+use crate::tools::contract::paging::Pager;
+use crate::tools::contract::{shape, trust};
 use crate::engine::{Cancel, Engine, EngineError, Limits, ResultSet};
 use crate::envelope::{DegradationReason, Envelope, FailureKind, Recovery, ToolError};
 use crate::ir::{self, FilterArg, FilterValue, MetricRequest, OrderArg};
@@ -32,7 +35,7 @@ pub enum Execution<'e> {
 /// What paging needs: the server's token key and the client it pages for.
 #[derive(Clone, Copy)]
 pub struct Pages<'e> {
-    pub pager: &'e super::Pager,
+    pub pager: &'e Pager,
     pub client: &'e str,
 }
 
@@ -56,7 +59,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Err(message) => {
             let mut fixed = args.clone();
             fixed.dialect = Some("duckdb".into());
-            let recovery = Recovery::call("get_metric", args_object(&fixed)).with_fuzzy_matches(
+            let recovery = Recovery::call("get_metric", fixed.to_json()).with_fuzzy_matches(
                 crate::model::close_matches(&dialect_name, Dialect::supported()),
             );
             return Envelope::error(ToolError::new(FailureKind::MalformedName, message, recovery));
@@ -68,7 +71,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         return Envelope::error(ToolError::new(
             FailureKind::MalformedName,
             "give `name` for one metric or `names` for several, not both",
-            Recovery::call("get_metric", args_object(&fixed)),
+            Recovery::call("get_metric", fixed.to_json()),
         ));
     }
     let request = match request_of(&project.model, args) {
@@ -99,7 +102,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
             return Envelope::error(ToolError::new(
                 FailureKind::MalformedName,
                 format!("{unsupported}, so this request cannot be written for it without changing its meaning; compile it for another dialect"),
-                Recovery::call("get_metric", args_object(&fixed)),
+                Recovery::call("get_metric", fixed.to_json()),
             ));
         }
     };
@@ -333,11 +336,6 @@ fn filter_of(f: &FilterArgs) -> Result<FilterArg, ir::Issue> {
     Ok(FilterArg { column: f.column.clone(), op: f.op.clone(), value, metric: f.metric.clone() })
 }
 
-/// The arguments as a JSON object, for a recovery's `suggested_args`.
-pub(super) fn args_object(args: &GetMetricArgs) -> Json {
-    serde_json::to_value(args).unwrap_or(Json::Null)
-}
-
 /// Rows per page at most.
 const MAX_PAGE_ROWS: usize = 1000;
 
@@ -352,19 +350,19 @@ fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, 
         return Err(Envelope::error(ToolError::new(
             FailureKind::InvalidArgument,
             "paging needs a server session (schemabrain serve, or tools::Session): call without page_size and page_token here",
-            Recovery::call("get_metric", args_object(&GetMetricArgs { page_size: None, ..fresh })),
+            Recovery::call("get_metric", (GetMetricArgs { page_size: None, ..fresh }).to_json()),
         )));
     };
     let params: Vec<Json> = compiled.params.iter().map(ir::Value::to_json).collect();
-    let statement = super::Pager::statement_id(compiled.dialect, &format!("{}\n{}", compiled.sql, Json::Array(params)));
+    let statement = Pager::statement_id(compiled.dialect, &format!("{}\n{}", compiled.sql, Json::Array(params)));
     let offset = match &args.page_token {
         None => 0,
         Some(t) => match p.pager.open(t, &statement, p.client) {
             Ok(o) => o as usize,
-            Err(e) => return Err(Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::call("get_metric", args_object(&fresh))))),
+            Err(e) => return Err(Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::call("get_metric", fresh.to_json())))),
         },
     };
-    let size = args.page_size.map(|n| n as usize).unwrap_or(super::shape::CONCISE_ROWS).clamp(1, MAX_PAGE_ROWS);
+    let size = args.page_size.map(|n| n as usize).unwrap_or(shape::CONCISE_ROWS).clamp(1, MAX_PAGE_ROWS);
     let total = rs.rows.len();
     let end = offset.saturating_add(size).min(total);
     rs.rows = rs.rows.drain(offset.min(total)..end).collect();
@@ -380,7 +378,7 @@ fn engine_error(args: &GetMetricArgs, e: EngineError) -> ToolError {
     let mut dry = args.clone();
     dry.dry_run = true;
     let narrow = "narrow the request (filters, a coarser grain, a smaller limit) or inspect the SQL with dry_run";
-    super::engine_failure(e, narrow, Recovery::call("get_metric", args_object(&dry)))
+    engine_failure(e, narrow, Recovery::call("get_metric", dry.to_json()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -442,10 +440,10 @@ fn answer(
         .next()
         .or(unordered_cut.then_some(DegradationReason::MissingOrderByWithLimit));
     // Trust from the plan: the weakest definition used, lower when degraded.
-    let used = super::trust::definitions_used(&project.model, plan);
-    let confidence = super::trust::confidence(&used, degradation.is_some());
+    let used = trust::definitions_used(&project.model, plan);
+    let confidence = trust::confidence(&used, degradation.is_some());
     if let Json::Object(m) = &mut data {
-        m.insert("definitions".into(), Json::Array(used.iter().map(super::trust::Used::to_json).collect()));
+        m.insert("definitions".into(), Json::Array(used.iter().map(trust::Used::to_json).collect()));
     }
     let envelope = match degradation {
         Some(reason) => Envelope::degraded(data, reason),
@@ -454,7 +452,7 @@ fn answer(
         None => Envelope::success(data),
     }
     .with_confidence(confidence);
-    let envelope = match super::trust::provenance(&used) {
+    let envelope = match trust::provenance(&used) {
         Some(p) => envelope.with_provenance(p),
         None => envelope,
     };

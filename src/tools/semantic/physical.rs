@@ -88,7 +88,7 @@ fn split_name<const N: usize>(name: &str, example: &str) -> Result<[String; N], 
 }
 
 /// The catalog table `schema.table` names, or the error describe_table gives.
-pub(super) fn table_arg<'p>(project: &'p Project, qualified_name: &str) -> Result<&'p TableInfo, ToolError> {
+pub fn table_arg<'p>(project: &'p Project, qualified_name: &str) -> Result<&'p TableInfo, ToolError> {
     let catalog = catalog_of(project)?;
     let [schema, table] = split_name::<2>(qualified_name, "`schema.table`, e.g. main.orders")?;
     table_or_error(catalog, &schema, &table)

@@ -93,6 +93,11 @@ impl GetMetricArgs {
         GetMetricArgs { name: Some(name.to_string()), ..Default::default() }
     }
 
+    /// The arguments as a JSON object, for a recovery's `suggested_args`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
     /// The metric names asked for, `name` first.
     pub fn metric_names(&self) -> Vec<String> {
         self.name.iter().chain(self.names.iter()).cloned().collect()
