@@ -82,3 +82,5 @@ mod pii_groups;
 mod index;
 // schemabrain import dbt: the dbt_shop manifest, checked against MetricFlow's recorded answers.
 mod dbt_import;
+// TPC-H: semantics/tpch's requests against SQL written by hand, on DuckDB and Postgres; `via` on unequal paths.
+mod tpch;
