@@ -3,21 +3,13 @@
 -- status: success
 -- A filter on the entity a group-by joins over a to-many hop restricts those joined rows (books and toys only), not a semi-join.
 SELECT
-  `sb_rows`.`sb_k0` AS `product.category`,
-  sum(`sb_rows`.`sb_m`) AS `revenue`
+  `sb_fan`.`sb_bk0` AS `product.category`,
+  sum(`order`.`amount`) AS `revenue`
 FROM
-  (
-    SELECT DISTINCT
-      `order`.`id` AS `sb_id0`,
-      `product`.`category` AS `sb_k0`,
-      `order`.`amount` AS `sb_m`
-    FROM
-      `main`.`orders` AS `order`
-      LEFT JOIN `main`.`order_items` AS `order_item` ON `order`.`id` = `order_item`.`order_id`
-      LEFT JOIN `main`.`products` AS `product` ON `order_item`.`product_id` = `product`.`id`
-    WHERE
-      `order`.`status` NOT IN (?) AND `product`.`category` IN (?, ?)
-  ) AS `sb_rows`
+  `main`.`orders` AS `order`
+  JOIN (SELECT DISTINCT `order_item`.`order_id` AS `sb_j0`, `product`.`category` AS `sb_bk0` FROM `main`.`order_items` AS `order_item` LEFT JOIN `main`.`products` AS `product` ON `order_item`.`product_id` = `product`.`id` WHERE `product`.`category` IN (?, ?)) AS `sb_fan` ON `order`.`id` = `sb_fan`.`sb_j0`
+WHERE
+  `order`.`status` NOT IN (?)
 GROUP BY
-  `sb_rows`.`sb_k0` ORDER BY `product.category` ASC NULLS LAST LIMIT 1000
--- params: ["cancelled","books","toys"]
+  `sb_fan`.`sb_bk0` ORDER BY `product.category` ASC NULLS LAST LIMIT 1000
+-- params: ["books","toys","cancelled"]

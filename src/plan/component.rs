@@ -86,6 +86,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             cardinality: s.cardinality,
             cardinality_declared: s.declared,
             kind: JoinKind::Left,
+            matches: None,
         })
     };
     let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
@@ -336,14 +337,14 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         (computed, super::pii::check(model, metric, &plan, q, read)?)
     };
     give_computed(&mut plan, computed);
-    // The passes that choose how the plan is written (plan/mod.rs).
-    super::join_type::run(model, &mut plan);
-    super::fan_out::run(&mut plan, &anchor_entity.identity);
-    super::semi_join::run(&mut plan);
     if let Some((floor, note)) = floor {
         plan.group_floor = Some(floor);
         plan.notes.push(note);
     }
+    // The passes that choose how the plan is written (plan/mod.rs).
+    super::join_type::run(model, &mut plan);
+    super::fan_out::run(&mut plan, &anchor_entity.identity);
+    super::semi_join::run(&mut plan);
     Ok(plan)
 }
 

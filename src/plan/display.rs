@@ -130,6 +130,10 @@ impl Display for ComponentPlan {
         }
         match &self.aggregation {
             AggregationStrategy::Direct => writeln!(f, "  aggregate: direct")?,
+            AggregationStrategy::DistinctBranch { step } => {
+                let join = self.joins.get(*step).map_or("?", |j| j.join.as_str());
+                writeln!(f, "  aggregate: direct, the side of {join} first reduced to its distinct keys")?
+            }
             AggregationStrategy::RepeatInsensitive { count_identity } => {
                 let how = if *count_identity { "the identity counted distinct" } else { "repeats change nothing" };
                 writeln!(f, "  aggregate: over the repeated rows ({how})")?

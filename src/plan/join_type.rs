@@ -23,6 +23,7 @@ pub(super) fn run(model: &CheckedModel, plan: &mut ComponentPlan) {
     let mut whole: Vec<String> = vec![plan.anchor.alias.clone()];
     for step in &mut plan.joins {
         let evidence = graph.hops_between(&step.from_entity, &step.to.entity).iter().find(|h| h.join.name == step.join).and_then(|h| h.every_row_matches());
+        step.matches = evidence;
         step.kind = match evidence {
             Some(e) if whole.contains(&step.from_alias) => {
                 whole.push(step.to.alias.clone());

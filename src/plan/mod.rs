@@ -82,6 +82,9 @@ pub struct JoinStep {
     pub cardinality_declared: bool,
     /// LEFT, or INNER where every row finds its match.
     pub kind: JoinKind,
+    /// Why every row of `from` finds its row here, if anything says so
+    /// (whether or not `kind` could use it where the step stands).
+    pub matches: Option<crate::model::MatchEvidence>,
     /// A versioned join (walked towards its versions, always the `to`
     /// side): the version whose window holds the metric's time.
     pub versions: Option<Versions>,
@@ -289,6 +292,13 @@ pub enum AggregationStrategy {
     /// A to-many join repeats anchor rows: first reduce to one row per
     /// (anchor identity, group key), then aggregate. Exact for every aggregation.
     Deduplicated { identity: Vec<String> },
+    /// The one to-many join (`joins[step]`) and the to-one joins beyond it
+    /// (its branch) are read first, reduced to their distinct keys (join
+    /// columns, and the columns the keys and filters read), and then joined
+    /// to the anchor's rows: each anchor row once per distinct key of its
+    /// branch, exactly as deduplicating the joined rows, over fewer and
+    /// narrower rows (what an expert writes).
+    DistinctBranch { step: usize },
 }
 
 impl AggregationStrategy {
@@ -296,7 +306,7 @@ impl AggregationStrategy {
     pub fn identity(&self) -> Option<&[String]> {
         match self {
             AggregationStrategy::Deduplicated { identity } => Some(identity),
-            AggregationStrategy::Direct | AggregationStrategy::RepeatInsensitive { .. } => None,
+            AggregationStrategy::Direct | AggregationStrategy::RepeatInsensitive { .. } | AggregationStrategy::DistinctBranch { .. } => None,
         }
     }
 
@@ -350,6 +360,20 @@ pub struct ComponentPlan {
 }
 
 impl ComponentPlan {
+    /// The indices of `joins` that belong to the branch of `joins[step]`:
+    /// that step and every step joined from an alias of the branch.
+    pub fn branch_of(&self, step: usize) -> Vec<usize> {
+        let mut aliases: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for (i, j) in self.joins.iter().enumerate() {
+            if i == step || (i > step && aliases.contains(&j.from_alias.as_str())) {
+                aliases.push(&j.to.alias);
+                out.push(i);
+            }
+        }
+        out
+    }
+
     pub fn fan_out_joins(&self) -> Vec<String> {
         self.joins.iter().filter(|j| j.fans_out()).map(|j| j.join.clone()).collect()
     }

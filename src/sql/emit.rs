@@ -627,6 +627,9 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
             Name::Str("sb_v")
         }
     };
+    if let AggregationStrategy::DistinctBranch { step } = c.aggregation {
+        return branch_select(e, c, step, keys, metric_name, naming);
+    }
     let operand = e.measure_operand(c, anchor);
     let (from, joins, selection) = e.row_source(c);
     let deduplicated = c.aggregation.identity().is_some();
@@ -674,6 +677,93 @@ fn select<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, naming: Naming) -> Resu
     }
     let group_by = outer_keys.into_iter().map(|(k, _)| k).collect();
     Ok(finish(e, naming, columns, Select { joins, selection, group_by, having, ..Select::from(from) }))
+}
+
+/// A component whose one to-many join is reduced first
+/// (`AggregationStrategy::DistinctBranch`): the branch's distinct rows of
+/// join columns (`sb_j<k>`) and branch keys (`sb_bk<j>`) among those its
+/// filters keep, as `sb_fan`, LEFT joined to the anchor's rows (INNER when
+/// the branch is filtered); the keys read it there, and the measure is
+/// aggregated directly.
+/// ```text
+/// SELECT sb_fan.sb_bk0 AS "p.container", sum(o.total) FROM orders o
+/// LEFT JOIN (SELECT DISTINCT l.orderkey AS sb_j0, p.container AS sb_bk0
+///            FROM lineitem l JOIN part p ON …) AS sb_fan ON o.orderkey = sb_fan.sb_j0
+/// GROUP BY sb_fan.sb_bk0
+/// ```
+fn branch_select<'p>(
+    e: &mut Emitter<'p>,
+    c: &'p ComponentPlan,
+    step: usize,
+    mut keys: Vec<(Expr<'p>, Name<'p>)>,
+    metric_name: Name<'p>,
+    naming: Naming,
+) -> Result<Query<'p>, Unsupported> {
+    const FAN: &str = "sb_fan";
+    let plan = e.plan;
+    let Some(first) = c.joins.get(step) else {
+        return Err(Unsupported::new(e.dialect.name, "reduced branch without its join"));
+    };
+    let branch = c.branch_of(step);
+    let in_branch = |alias: &str| branch.iter().any(|&i| c.joins.get(i).is_some_and(|j| j.to.alias == alias));
+    // The branch's distinct rows: join columns, then keys, then filter columns.
+    let mut items: Vec<Item> = first.on.iter().enumerate().map(|(k, (_, to))| ast::aliased(ast::column(&first.to.alias, to), ("sb_j", k))).collect();
+    let n_time = usize::from(c.time.is_some() && plan.time.is_some());
+    for (j, g) in plan.group_by.iter().enumerate() {
+        if let Some(key) = keys.get_mut(n_time + j).filter(|_| in_branch(&g.column.entity)) {
+            let inner = std::mem::replace(&mut key.0, ast::column(FAN, ("sb_bk", j)));
+            items.push(ast::aliased(inner, ("sb_bk", j)));
+        }
+    }
+    // Inside, the branch starts from real rows: a step with evidence is
+    // INNER when it joins from a relation with a row for every branch row.
+    let mut whole: Vec<&str> = vec![&first.to.alias];
+    let mut inner_joins = Vec::new();
+    for j in branch.iter().skip(1).filter_map(|&i| c.joins.get(i)) {
+        let inner = j.matches.is_some() && whole.contains(&j.from_alias.as_str());
+        if inner {
+            whole.push(&j.to.alias);
+        }
+        inner_joins.push(if inner { ast::inner_join(e.relation(j), e.on(j)) } else { ast::left_join(e.relation(j), e.on(j)) });
+    }
+    // The branch's filters keep its rows before they are reduced (the plan
+    // allows only filters a NULL fails, so an anchor row left without any
+    // is dropped by the INNER join, as the filter drops it after a join).
+    let branch_filters: Vec<Expr> = c.filters.iter().filter(|f| in_branch(&f.alias)).map(|f| e.filter(f)).collect();
+    let filtered = !branch_filters.is_empty();
+    let reduced = ast::query(Select {
+        distinct: true,
+        projection: items,
+        joins: inner_joins,
+        selection: ast::and_all(branch_filters),
+        ..Select::from(e.relation(first))
+    });
+
+    let (from, mut joins) = {
+        let from = e.table(&c.anchor.table, &c.anchor.alias, &c.anchor.computed);
+        let joins: Vec<Join> = c
+            .joins
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !branch.contains(i))
+            .map(|(_, j)| match j.kind {
+                JoinKind::Left => ast::left_join(e.relation(j), e.on(j)),
+                JoinKind::Inner(_) => ast::inner_join(e.relation(j), e.on(j)),
+            })
+            .collect();
+        (from, joins)
+    };
+    let on = first.on.iter().enumerate().map(|(k, (from_col, _))| ast::binary(ast::column(&first.from_alias, from_col), Op::Eq, ast::column(FAN, ("sb_j", k)))).collect();
+    let on = ast::and_all(on).unwrap_or_else(|| constant(false));
+    joins.push(if filtered { ast::inner_join(ast::derived(reduced, FAN), on) } else { ast::left_join(ast::derived(reduced, FAN), on) });
+    let mut predicates: Vec<Expr> = c.filters.iter().filter(|f| !in_branch(&f.alias)).map(|f| e.filter(f)).collect();
+    predicates.extend(c.any_of.iter().map(|x| e.condition(x)));
+    predicates.extend(c.semi_joins.iter().map(|s| e.semi_join(s)));
+    let aggregate = e.aggregate(c, e.measure_operand(c, &c.anchor.alias))?;
+    let group_by = keys.iter().map(|(k, _)| k.clone()).collect();
+    let mut columns = keys;
+    columns.push((aggregate, metric_name));
+    Ok(finish(e, naming, columns, Select { joins, selection: ast::and_all(predicates), group_by, ..Select::from(from) }))
 }
 
 /// `select` with `columns` (expression, name) as its projection, ordered
