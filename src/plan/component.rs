@@ -87,6 +87,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
             cardinality_declared: s.declared,
             kind: JoinKind::Left,
             matches: None,
+            within: None,
         })
     };
     let joins = tree.steps.iter().map(|s| step(s, &s.to, &s.from)).collect::<Result<Vec<_>, _>>()?;
@@ -328,6 +329,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
         measure,
         non_additive,
         conversion,
+        count: super::CountForm::AsDeclared,
     };
     // The columns the component reads, listed once: which computed columns
     // its relations need, and what the PII check judges.
@@ -345,6 +347,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     super::join_type::run(model, &mut plan);
     super::fan_out::run(&mut plan, &anchor_entity.identity);
     super::semi_join::run(&mut plan);
+    super::counts::run(&mut plan, anchor_entity);
     Ok(plan)
 }
 

@@ -79,7 +79,10 @@ impl Display for ComponentPlan {
             let versions = j.versions.as_ref().map_or(String::new(), |v| format!(", the {} version valid at {}.{} in [{}, {})", j.to.alias, j.from_alias, v.time, v.from, v.to));
             let kind = match j.kind {
                 JoinKind::Left => String::new(),
-                JoinKind::Inner(evidence) => format!(", inner: {}", evidence.as_str()),
+                JoinKind::Inner(evidence) => match &j.within {
+                    Some(leader) => format!(", inner inside the left join of {leader}: {}", evidence.as_str()),
+                    None => format!(", inner: {}", evidence.as_str()),
+                },
             };
             writeln!(f, "  join {}: {} -> {} ({}{}{kind}{versions})", j.join, j.from_alias, j.to.alias, j.cardinality.as_str(), declared(j))?;
         }
@@ -142,6 +145,11 @@ impl Display for ComponentPlan {
                 let identity: Vec<String> = identity.iter().map(|c| format!("{}.{c}", self.anchor.alias)).collect();
                 writeln!(f, "  aggregate: deduplicated on {}", identity.join(", "))?
             }
+        }
+        match self.count {
+            CountForm::AsDeclared => {}
+            CountForm::Values => writeln!(f, "  count: values, without distinct (each row is one {}, its identity distinct)", self.anchor.alias)?,
+            CountForm::Rows => writeln!(f, "  count: rows (each row is one {}, the column never NULL)", self.anchor.alias)?,
         }
         if let Some(floor) = &self.group_floor {
             let people: Vec<String> = floor.owners.iter().map(|(a, id)| format!("{a}.{id}")).collect();

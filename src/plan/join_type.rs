@@ -7,6 +7,11 @@
 //! foreign key on NOT NULL columns in the catalog snapshot, or
 //! `every_row_matches: true` on the join).
 //!
+//! A step with evidence from a relation that was itself LEFT joined is
+//! INNER inside that LEFT join (`LEFT JOIN (line JOIN part ON …) ON …`,
+//! `within`): the relation's rows that exist each find their row, and the
+//! missing ones stay missing, as two LEFT joins would leave them.
+//!
 //! Pure: reads the model's join graph only.
 
 use super::{ComponentPlan, JoinKind};
@@ -21,15 +26,27 @@ pub(super) fn run(model: &CheckedModel, plan: &mut ComponentPlan) {
     // Relations with one row for every anchor row: the anchor, then each
     // one INNER joined from such a relation.
     let mut whole: Vec<String> = vec![plan.anchor.alias.clone()];
+    // Each alias of a LEFT join's group: (alias, the LEFT-joined alias).
+    let mut groups: Vec<(String, String)> = Vec::new();
     for step in &mut plan.joins {
         let evidence = graph.hops_between(&step.from_entity, &step.to.entity).iter().find(|h| h.join.name == step.join).and_then(|h| h.every_row_matches());
         step.matches = evidence;
-        step.kind = match evidence {
-            Some(e) if whole.contains(&step.from_alias) => {
+        let group = groups.iter().find(|(alias, _)| *alias == step.from_alias).map(|(_, leader)| leader.clone());
+        step.within = None;
+        step.kind = match (evidence, group) {
+            (Some(e), _) if whole.contains(&step.from_alias) => {
                 whole.push(step.to.alias.clone());
                 JoinKind::Inner(e)
             }
-            _ => JoinKind::Left,
+            (Some(e), Some(leader)) => {
+                groups.push((step.to.alias.clone(), leader.clone()));
+                step.within = Some(leader);
+                JoinKind::Inner(e)
+            }
+            _ => {
+                groups.push((step.to.alias.clone(), step.to.alias.clone()));
+                JoinKind::Left
+            }
         };
     }
 }
@@ -89,9 +106,10 @@ mod tests {
     }
 
     #[test]
-    fn a_join_beyond_a_left_join_stays_left() {
+    fn a_join_beyond_a_left_join_is_inner_inside_it() {
         // An order without a store has no region to match: store_region's
-        // evidence holds for stores, not for the order's missing store.
+        // evidence holds for stores, so it joins inside the store's LEFT
+        // join, where only stores that exist are joined.
         let model = demo_with_evidence(&ALL[1..3]);
         let request = crate::ir::MetricRequest {
             names: vec!["revenue".into()],
@@ -99,13 +117,19 @@ mod tests {
             via: vec!["order_store".into()],
             ..Default::default()
         };
-        let resolved = crate::ir::resolve(&model, &request).expect("resolves");
-        let plan = crate::plan::plan_request(&model, &resolved).expect("plans");
-        let got: Vec<(String, JoinKind)> = plan.components.iter().flat_map(|c| c.joins.iter().map(|j| (j.join.clone(), j.kind))).collect();
-        assert_eq!(got, vec![("order_store".into(), JoinKind::Left), ("store_region".into(), JoinKind::Left)]);
+        let steps = |model: &CheckedModel| -> Vec<(String, JoinKind, Option<String>)> {
+            let plan = crate::plan::plan_request(model, &crate::ir::resolve(model, &request).expect("resolves")).expect("plans");
+            plan.components.iter().flat_map(|c| c.joins.iter().map(|j| (j.join.clone(), j.kind, j.within.clone()))).collect()
+        };
+        assert_eq!(
+            steps(&model),
+            vec![("order_store".into(), JoinKind::Left, None), ("store_region".into(), JoinKind::Inner(MatchEvidence::ForeignKey), Some("store".into()))]
+        );
+        // Without evidence for store_region, both stay LEFT.
+        let model = demo_with_evidence(&ALL[..1]);
+        assert_eq!(steps(&model), vec![("order_store".into(), JoinKind::Left, None), ("store_region".into(), JoinKind::Left, None)]);
         let model = demo_with_evidence(&ALL);
-        let plan = crate::plan::plan_request(&model, &crate::ir::resolve(&model, &request).expect("resolves")).expect("plans");
-        let got: Vec<JoinKind> = plan.components.iter().flat_map(|c| c.joins.iter().map(|j| j.kind)).collect();
+        let got: Vec<JoinKind> = steps(&model).into_iter().map(|(_, k, _)| k).collect();
         assert_eq!(got, vec![JoinKind::Inner(MatchEvidence::Declared), JoinKind::Inner(MatchEvidence::ForeignKey)]);
     }
 }

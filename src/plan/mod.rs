@@ -16,7 +16,9 @@
 //!    rows is aggregated exactly (over the repeated rows, or deduplicated).
 //! 4. `semi_join`: `IN (SELECT …)` or `EXISTS` for a filter across a
 //!    to-many join.
-//! 5. `scans` (per request): which components share one scan of their
+//! 5. `counts`: `count(*)` (or a count without DISTINCT) where every row is
+//!    one anchor row and the column counted is never NULL (or its identity).
+//! 6. `scans` (per request): which components share one scan of their
 //!    anchor.
 //!
 //! Architecture invariant: pure. Never opens a connection, never names a SQL
@@ -24,6 +26,7 @@
 //! facts; `tools` words them); `dry_run` needs no engine because of this.
 
 mod component;
+mod counts;
 mod display;
 mod fan_out;
 mod join_type;
@@ -85,6 +88,11 @@ pub struct JoinStep {
     /// Why every row of `from` finds its row here, if anything says so
     /// (whether or not `kind` could use it where the step stands).
     pub matches: Option<crate::model::MatchEvidence>,
+    /// For an INNER step from a relation that was LEFT joined: the alias of
+    /// that LEFT join's relation, whose join it is written inside
+    /// (`LEFT JOIN (line JOIN part ON …) ON …`), so the LEFT join's missing
+    /// rows stay and the inner join applies only to rows that exist.
+    pub within: Option<String>,
     /// A versioned join (walked towards its versions, always the `to`
     /// side): the version whose window holds the metric's time.
     pub versions: Option<Versions>,
@@ -278,6 +286,20 @@ pub enum SemiJoinForm {
 }
 
 
+/// How a count is written (the count pass, `counts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CountForm {
+    /// As the measure says.
+    #[default]
+    AsDeclared,
+    /// `count(column)`: a count distinct of the anchor's identity over rows
+    /// that are each one anchor row (every value is distinct already).
+    Values,
+    /// `count(*)`: the column counted is never NULL and every row is one
+    /// anchor row (the rows themselves are counted).
+    Rows,
+}
+
 /// How the measure is aggregated (the fan-out pass, `fan_out`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AggregationStrategy {
@@ -357,6 +379,8 @@ pub struct ComponentPlan {
     pub spine: Option<SpineKeys>,
     /// Small groups withheld (quasi-identifiers under `min_group_size`).
     pub group_floor: Option<GroupFloor>,
+    /// How a count is written (`counts`).
+    pub count: CountForm,
 }
 
 impl ComponentPlan {

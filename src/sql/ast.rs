@@ -123,6 +123,8 @@ pub enum Expr<'a> {
     Like { expr: Box<Expr<'a>>, pattern: Box<Expr<'a>>, negated: bool },
     Cast(Box<Expr<'a>>, Type),
     Function(Box<Function<'a>>),
+    /// `count(*)`.
+    CountRows,
     /// `CASE WHEN condition THEN result [ELSE otherwise] END`.
     Case(Box<Case<'a>>),
     /// A dialect template with our expression where it says `sb_x`.
@@ -248,6 +250,9 @@ pub enum Relation<'a> {
     Cte(Name<'a>),
     /// `(query) AS "alias"`.
     Derived(Box<Query<'a>>, Name<'a>),
+    /// `(first JOIN … ON …)`: joins written inside parentheses, joined to
+    /// the rest as one relation (their aliases stay visible outside).
+    Nested(Box<Relation<'a>>, Vec<Join<'a>>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,6 +322,11 @@ pub fn cast(e: Expr<'_>, to: Type) -> Expr<'_> {
 /// `name(args…)`, or `name(DISTINCT args…)`.
 pub fn function<'a>(name: &'static str, args: Vec<Expr<'a>>, distinct: bool) -> Expr<'a> {
     Expr::Function(Box::new(Function { name, args, distinct, within_group: None, over: None }))
+}
+
+/// `count(*)`: the rows, whatever their values.
+pub fn count_rows<'a>() -> Expr<'a> {
+    Expr::CountRows
 }
 
 /// `name(args…) WITHIN GROUP (ORDER BY order)`.
@@ -406,6 +416,11 @@ pub fn left_join<'a>(relation: Relation<'a>, on: Expr<'a>) -> Join<'a> {
 
 pub fn inner_join<'a>(relation: Relation<'a>, on: Expr<'a>) -> Join<'a> {
     Join { kind: JoinKind::Inner, relation, on: Some(on) }
+}
+
+/// `(first joins…)`.
+pub fn nested_join<'a>(first: Relation<'a>, joins: Vec<Join<'a>>) -> Relation<'a> {
+    Relation::Nested(Box::new(first), joins)
 }
 
 pub fn cross_join(relation: Relation<'_>) -> Join<'_> {

@@ -232,6 +232,13 @@ pub fn function(name: &str, args: Vec<Expr>, distinct: bool) -> Expr {
     Expr::Function(f)
 }
 
+/// `count(*)`.
+pub fn count_rows() -> Expr {
+    let Expr::Function(mut f) = function("count", Vec::new(), false) else { unreachable!("function builds a function") };
+    f.args = FunctionArguments::List(FunctionArgumentList { duplicate_treatment: None, args: vec![FunctionArg::Unnamed(FunctionArgExpr::Wildcard)], clauses: Vec::new() });
+    Expr::Function(f)
+}
+
 /// `name(args…) WITHIN GROUP (ORDER BY order)`.
 pub fn function_within_group(name: &str, args: Vec<Expr>, order: Expr) -> Expr {
     let Expr::Function(mut f) = function(name, args, false) else { unreachable!("function builds a function") };
@@ -292,6 +299,11 @@ pub fn inner_join(relation: TableFactor, on: Expr) -> Join {
 
 pub fn cross_join(relation: TableFactor) -> Join {
     Join { relation, global: false, join_operator: JoinOperator::CrossJoin(JoinConstraint::None) }
+}
+
+/// `(first joins…)`: a parenthesized join, without an alias.
+pub fn nested_join(first: TableFactor, joins: Vec<Join>) -> TableFactor {
+    TableFactor::NestedJoin { table_with_joins: Box::new(TableWithJoins { relation: first, joins }), alias: None }
 }
 
 /// A reference to a CTE by name: `"name"`.

@@ -31,7 +31,7 @@ use super::dialect::{BooleanTest, Like, LimitStyle, Median, NullSafeEq, NullsLas
 use super::{CompiledSql, Dialect, Percentile};
 use crate::ir::{Condition, Derived, OutputExpr, OutputRef, Transform, Value};
 use crate::model::{Aggregation, ArithOp, CumulativeWindow, FilterOp, Grain, Interval, MeasureExpr, MeasureOperand, PeriodAgg, TypeClass, WindowChoice};
-use crate::plan::{scans, AggregationStrategy, Align, Combine, ComponentPlan, ConversionCheck, JoinKind, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SemiJoinForm, SpineKeys, TimeBucket};
+use crate::plan::{scans, AggregationStrategy, Align, Combine, ComponentPlan, ConversionCheck, CountForm, JoinKind, JoinStep, Missing, PlannedFilter, Read, RequestPlan, SemiJoin, SemiJoinForm, SpineKeys, TimeBucket};
 
 const ROWS: &str = "sb_rows";
 
@@ -741,17 +741,8 @@ fn branch_select<'p>(
 
     let (from, mut joins) = {
         let from = e.table(&c.anchor.table, &c.anchor.alias, &c.anchor.computed);
-        let joins: Vec<Join> = c
-            .joins
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !branch.contains(i))
-            .map(|(_, j)| match j.kind {
-                JoinKind::Left => ast::left_join(e.relation(j), e.on(j)),
-                JoinKind::Inner(_) => ast::inner_join(e.relation(j), e.on(j)),
-            })
-            .collect();
-        (from, joins)
+        let outside: Vec<&JoinStep> = c.joins.iter().enumerate().filter(|(i, _)| !branch.contains(i)).map(|(_, j)| j).collect();
+        (from, e.joins_of(&outside))
     };
     let on = first.on.iter().enumerate().map(|(k, (from_col, _))| ast::binary(ast::column(&first.from_alias, from_col), Op::Eq, ast::column(FAN, ("sb_j", k)))).collect();
     let on = ast::and_all(on).unwrap_or_else(|| constant(false));
@@ -1052,15 +1043,30 @@ impl<'p> Emitter<'p> {
     /// The FROM and joins every row of `plan` comes from.
     fn relations_of(&self, plan: &'p ComponentPlan) -> (Relation<'p>, Vec<Join<'p>>) {
         let from = self.table(&plan.anchor.table, &plan.anchor.alias, &plan.anchor.computed);
-        let joins: Vec<Join> = plan
-            .joins
+        let steps: Vec<&JoinStep> = plan.joins.iter().collect();
+        (from, self.joins_of(&steps))
+    }
+
+    /// `steps` as joins, in order: a step written inside a LEFT join
+    /// (`within`) goes into that join's parentheses,
+    /// `LEFT JOIN (line JOIN part ON …) ON …`.
+    fn joins_of(&self, steps: &[&'p JoinStep]) -> Vec<Join<'p>> {
+        steps
             .iter()
+            .filter(|j| j.within.is_none())
             .map(|j| match j.kind {
-                JoinKind::Left => ast::left_join(self.relation(j), self.on(j)),
+                JoinKind::Left => {
+                    let inside: Vec<Join> = steps
+                        .iter()
+                        .filter(|m| m.within.as_deref() == Some(j.to.alias.as_str()))
+                        .map(|m| ast::inner_join(self.relation(m), self.on(m)))
+                        .collect();
+                    let relation = if inside.is_empty() { self.relation(j) } else { ast::nested_join(self.relation(j), inside) };
+                    ast::left_join(relation, self.on(j))
+                }
                 JoinKind::Inner(_) => ast::inner_join(self.relation(j), self.on(j)),
             })
-            .collect();
-        (from, joins)
+            .collect()
     }
 
     /// The request's conditions on a shared scan's rows: its filters, its
@@ -1199,6 +1205,26 @@ impl<'p> Emitter<'p> {
                 None => test,
             };
             return Ok(plain("count", ast::case_when(test, ast::number("1"))));
+        }
+        let counting = matches!(plan.measure.agg, Aggregation::Count | Aggregation::CountDistinct);
+        match plan.count {
+            // Every row is one anchor row and the column is never NULL: the
+            // rows are counted (`count(*)`, or the rows `only` keeps).
+            CountForm::Rows if counting => {
+                return Ok(match only {
+                    Some(k) => plain("count", ast::case_when(k, ast::number("1"))),
+                    None => ast::count_rows(),
+                });
+            }
+            // Every identity is distinct already: counted without DISTINCT.
+            CountForm::Values if counting => {
+                let operand = match only {
+                    Some(k) => ast::case_when(k, operand),
+                    None => operand,
+                };
+                return Ok(plain("count", operand));
+            }
+            CountForm::AsDeclared | CountForm::Rows | CountForm::Values => {}
         }
         let operand = match only {
             Some(k) => ast::case_when(k, operand),

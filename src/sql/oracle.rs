@@ -102,6 +102,7 @@ impl Convert {
             Relation::Table { schema, table, alias } => build::table(self.quote, schema, table, &self.name(*alias)),
             Relation::Cte(name) => build::table_ref(self.quote, &self.name(*name)),
             Relation::Derived(q, alias) => build::derived(self.query(q), self.quote, &self.name(*alias)),
+            Relation::Nested(first, joins) => build::nested_join(self.relation(first), joins.iter().map(|j| self.join(j)).collect()),
         }
     }
 
@@ -180,6 +181,7 @@ impl Convert {
                     (None, None) => build::function(f.name, args, f.distinct),
                 }
             }
+            Expr::CountRows => build::count_rows(),
             Expr::Case(c) => match &c.otherwise {
                 None => build::case_when(self.expr(&c.condition), self.expr(&c.result)),
                 Some(o) => build::case_when_else(self.expr(&c.condition), self.expr(&c.result), self.expr(o)),

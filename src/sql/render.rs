@@ -270,6 +270,16 @@ impl Pretty {
                 self.name(*alias);
             }
             Relation::Cte(name) => self.name(*name),
+            // sqlparser's NestedJoin: its joins one line whatever the mode.
+            Relation::Nested(first, joins) => {
+                self.raw("(");
+                self.relation(first, false);
+                for join in joins {
+                    self.raw(" ");
+                    self.join(join);
+                }
+                self.raw(")");
+            }
             Relation::Derived(subquery, alias) => {
                 self.raw("(");
                 self.newline(pretty);
@@ -393,6 +403,7 @@ impl Pretty {
                 self.raw(")");
             }
             Expr::Function(f) => self.function(f, pretty),
+            Expr::CountRows => self.raw("count(*)"),
             Expr::Case(case) => {
                 self.raw("CASE");
                 self.space_or_newline(pretty);

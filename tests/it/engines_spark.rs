@@ -61,19 +61,27 @@ fn spark_reads_introspects_binds_and_refuses_writes() {
 fn a_spark_query_past_its_timeout_is_interrupted_on_the_server() {
     let Some(server) = spark() else { return };
     let spark = open(&server.url);
-    // Billions of rows: minutes of work for two cores, unless interrupted.
-    let slow = sql("SELECT count(*) FROM `main`.`orders` a CROSS JOIN `main`.`orders` b WHERE a.amount + b.amount > 1e9");
+    // Trillions of rows: hours of work for two cores, unless interrupted.
+    let slow = sql("SELECT count(*) FROM `main`.`orders` a CROSS JOIN `main`.`orders` b CROSS JOIN `main`.`stores` c WHERE a.amount + b.amount + c.id > 1e9");
     let started = Instant::now();
     let err = spark.run(&slow, limits(3)).unwrap_err();
     let took = started.elapsed();
     assert!(matches!(err, EngineError::Timeout(_)), "{err:?}");
     assert!(took < Duration::from_secs(10), "timed out after {took:?}");
-    // Stopped on the server: the JVM goes quiet (a running job keeps both cores busy).
-    std::thread::sleep(Duration::from_secs(2));
-    let before = cpu_seconds(server.pid);
-    std::thread::sleep(Duration::from_secs(3));
-    let burnt = cpu_seconds(server.pid) - before;
-    assert!(burnt < 2.0, "the server used {burnt:.1} CPU seconds in 3 s after the interrupt: the job still runs");
+    // Stopped on the server: the JVM goes quiet. A running job keeps both
+    // cores busy (~4 CPU seconds in each 2 s window) for hours; a stopped one
+    // lets the JVM settle within seconds, sooner on an idle machine than on
+    // a loaded one, so the check waits for a quiet window rather than timing
+    // one fixed window.
+    let mut windows = Vec::new();
+    let quiet = (0..15).any(|_| {
+        let before = cpu_seconds(server.pid);
+        std::thread::sleep(Duration::from_secs(2));
+        let burnt = cpu_seconds(server.pid) - before;
+        windows.push(format!("{burnt:.1}"));
+        burnt < 1.0
+    });
+    assert!(quiet, "the server kept busy for 30 s after the interrupt (CPU seconds per 2 s: {}): the job still runs", windows.join(", "));
     // And the session answers the next call within seconds.
     let started = Instant::now();
     let rows = spark.run(&sql("SELECT count(*) FROM `main`.`stores`"), limits(30)).expect("answers after the interrupt").rows;
