@@ -82,24 +82,7 @@ fn a_drifted_source_answers_schema_drift_for_what_it_touches() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let warehouse = dir.join("drifted.duckdb");
-    {
-        // The demo's tables copied without constraints (DuckDB refuses to
-        // alter a table other tables reference), two of them drifted.
-        let c = duckdb::Connection::open(&warehouse).unwrap();
-        c.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", crate::common::demo_warehouse().display())).unwrap();
-        let mut stmt = c.prepare("SELECT table_name FROM information_schema.tables WHERE table_catalog = 'src' AND table_schema = 'main'").unwrap();
-        let tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
-        assert!(tables.contains(&"customers".to_string()), "{tables:?}");
-        for t in tables {
-            let select = match t.as_str() {
-                "customers" => "SELECT * EXCLUDE (country) FROM src.main.customers".to_string(),
-                "stores" => "SELECT * REPLACE (length(name)::INTEGER AS name) FROM src.main.stores".to_string(),
-                _ => format!("SELECT * FROM src.main.\"{t}\""),
-            };
-            c.execute_batch(&format!("CREATE TABLE main.\"{t}\" AS {select}")).unwrap();
-        }
-        c.execute_batch("DETACH src").unwrap();
-    }
+    copy_without_constraints(&warehouse, true);
     let options = SessionOptions {
         source: Some(format!("duckdb:{}", warehouse.display())),
         audit: false,
@@ -125,4 +108,217 @@ fn a_drifted_source_answers_schema_drift_for_what_it_touches() {
     // A dry run compiles whatever the source says.
     let dry = session.call("get_metric", &json!({"name": "revenue", "group_by": ["customer.country"], "dry_run": true}));
     assert!(dry.tool_error().is_none());
+}
+
+/// The demo warehouse copied to `to` without constraints (DuckDB refuses to
+/// alter a table other tables reference); with `drifted`, `customers` lacks
+/// `country` and `stores.name` is an INTEGER.
+fn copy_without_constraints(to: &Path, drifted: bool) {
+    let _ = std::fs::remove_file(to);
+    let c = duckdb::Connection::open(to).unwrap();
+    c.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", crate::common::demo_warehouse().display())).unwrap();
+    let mut stmt = c.prepare("SELECT table_name FROM information_schema.tables WHERE table_catalog = 'src' AND table_schema = 'main'").unwrap();
+    let tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    assert!(tables.contains(&"customers".to_string()), "{tables:?}");
+    for t in tables {
+        let select = match t.as_str() {
+            "customers" if drifted => "SELECT * EXCLUDE (country) FROM src.main.customers".to_string(),
+            "stores" if drifted => "SELECT * REPLACE (length(name)::INTEGER AS name) FROM src.main.stores".to_string(),
+            _ => format!("SELECT * FROM src.main.\"{t}\""),
+        };
+        c.execute_batch(&format!("CREATE TABLE main.\"{t}\" AS {select}")).unwrap();
+    }
+    c.execute_batch("DETACH src").unwrap();
+}
+
+/// Drops `customers.country` and turns `stores.name` into an INTEGER in a
+/// warehouse no server has open.
+fn drift_in_place(warehouse: &Path) {
+    let c = duckdb::Connection::open(warehouse).unwrap();
+    c.execute_batch("ALTER TABLE customers DROP COLUMN country; ALTER TABLE stores ALTER COLUMN name TYPE INTEGER USING length(name)").unwrap();
+}
+
+const BY_COUNTRY: &str = r#"{"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "revenue", "direction": "desc"}]}"#;
+const BY_STORE: &str = r#"{"name": "order_count", "group_by": ["store.name"], "order_by": [{"column": "order_count", "direction": "desc"}]}"#;
+const BY_STATUS: &str = r#"{"name": "order_count", "group_by": ["order.status"]}"#;
+
+/// `serve` over stdio: initialises, sends one tools/call per argument set
+/// and returns the envelopes in order.
+fn serve_stdio(project: &Path, source: &str, calls: &[&str]) -> Vec<serde_json::Value> {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(crate::mcp_stdio::binary())
+        .args(["serve", "--project"])
+        .arg(project)
+        .args(["--source", source])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut send = |line: String| {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"drift","version":"1"}}}"#.into());
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into());
+    for (i, args) in calls.iter().enumerate() {
+        send(format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"get_metric","arguments":{args}}}}}"#, i + 1));
+    }
+    let mut answers = vec![serde_json::Value::Null; calls.len()];
+    let mut line = String::new();
+    let mut left = calls.len() + 1;
+    while left > 0 {
+        line.clear();
+        assert!(out.read_line(&mut line).expect("read") > 0, "the server closed stdout early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+        let id = v["id"].as_u64().expect("responses only") as usize;
+        if id > 0 {
+            answers[id - 1] = v["result"]["structuredContent"].clone();
+        }
+        left -= 1;
+    }
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
+/// `serve --http` on a free loopback port: one 2026-era tools/call per
+/// argument set; the envelopes in order.
+fn serve_http(project: &Path, source: &str, calls: &[&str]) -> Vec<serde_json::Value> {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", crate::soak::free_port()).parse().unwrap();
+    let child = Command::new(crate::mcp_stdio::binary())
+        .args(["serve", "--project"])
+        .arg(project)
+        .args(["--source", source, "--http", &addr.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let _server = crate::soak::Server(child);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let up = Instant::now();
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            assert!(up.elapsed() < Duration::from_secs(60), "the server did not listen");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut c = crate::mcp_http::Conn::open(addr).await;
+        let mut out = Vec::new();
+        for (i, args) in calls.iter().enumerate() {
+            let args: serde_json::Value = serde_json::from_str(args).unwrap();
+            let reply = crate::mcp_http::modern_call(&mut c, i as u64 + 1, "get_metric", args).await;
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            out.push(reply.json()["result"]["structuredContent"].clone());
+        }
+        out
+    })
+}
+
+/// Issue 33 item 3: a project served once (its snapshot written), its
+/// source drifted (a column dropped, another's type changed), served again:
+/// over stdio and over HTTP the requests that read the drift answer
+/// `schema_drift` naming the change, the others still answer, and the
+/// snapshot on disk now holds the live source. A third serve, on that
+/// refreshed snapshot, still answers `schema_drift`.
+#[test]
+fn serving_again_after_the_source_drifted_answers_schema_drift_over_stdio_and_http() {
+    type Serve = fn(&Path, &str, &[&str]) -> Vec<serde_json::Value>;
+    for (name, serve) in [("stdio", serve_stdio as Serve), ("http", serve_http as Serve)] {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("drift-serve-{name}-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let warehouse = dir.join("warehouse.duckdb");
+        copy_without_constraints(&warehouse, false);
+        let source = format!("duckdb:{}", warehouse.display());
+        let project = crate::mcp_stdio::demo_copy(&format!("drift-{name}"));
+        let before = serve(&project, &source, &[BY_COUNTRY, BY_STORE]);
+        for env in &before {
+            assert_eq!(env["status"], "success", "{name}: {env}");
+        }
+        let snapshot = schemabrain::catalog::Catalog::load_snapshot(&project).unwrap().expect("the first serve wrote the snapshot");
+        let customers = &snapshot.tables["main.customers"];
+        assert!(customers.columns.iter().any(|c| c.name == "country"), "{name}");
+
+        drift_in_place(&warehouse);
+        for round in ["second", "third"] {
+            let after = serve(&project, &source, &[BY_COUNTRY, BY_STORE, BY_STATUS]);
+            let (country, store, status) = (&after[0], &after[1], &after[2]);
+            assert_eq!(country["error"]["kind"], "schema_drift", "{name} {round}: {country}");
+            let message = country["error"]["message"].as_str().unwrap();
+            assert!(message.contains("main.customers.country") && message.contains("gone"), "{name} {round}: {message}");
+            assert_eq!(country["error"]["recovery"]["suggested_tool"], "describe_entity", "{name} {round}");
+            assert!(country["next_action"]["uri"].as_str().unwrap_or_default().contains("schemabrain check"), "{name} {round}: {country}");
+            assert_eq!(store["error"]["kind"], "schema_drift", "{name} {round}: {store}");
+            assert!(store["error"]["message"].as_str().unwrap().contains("changed type"), "{name} {round}: {store}");
+            // Untouched by the drift: answered.
+            assert_eq!(status["status"], "success", "{name} {round}: {status}");
+            assert_eq!(status, &before_status(&warehouse, status), "{name} {round}");
+            // The snapshot holds the live source.
+            let snapshot = schemabrain::catalog::Catalog::load_snapshot(&project).unwrap().expect("snapshot");
+            assert!(!snapshot.tables["main.customers"].columns.iter().any(|c| c.name == "country"), "{name} {round}: refreshed");
+            let name_type = &snapshot.tables["main.stores"].columns.iter().find(|c| c.name == "name").unwrap().data_type;
+            assert_eq!(name_type, "integer", "{name} {round}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The rows of order_count by order status, checked (as a set) against
+/// SQL written by hand on the warehouse; returns the envelope unchanged
+/// when they agree.
+fn before_status(warehouse: &Path, env: &serde_json::Value) -> serde_json::Value {
+    let c = duckdb::Connection::open(warehouse).unwrap();
+    let mut stmt = c.prepare("SELECT status, count(id) FROM main.orders GROUP BY status").unwrap();
+    let mut want: Vec<(Option<String>, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    want.sort();
+    let mut got: Vec<(Option<String>, i64)> = env["data"]["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| (row[0].as_str().map(str::to_string), row[1].as_i64().or_else(|| row[1].as_str().and_then(|s| s.parse().ok())).expect("a count")))
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "{env}");
+    env.clone()
+}
+
+/// An engine that cannot be reached and a query that runs out of time get
+/// their documented kinds (missing_credential; cost_cap_exceeded with code
+/// TIMEOUT), never internal_error.
+#[test]
+fn an_unreachable_engine_and_a_timeout_get_their_documented_kinds() {
+    use schemabrain::tools::{Session, SessionOptions, Toolsets};
+    // Nothing listens on port 1.
+    let project = crate::common::demo_project().clone();
+    let options = SessionOptions { source: Some("postgres://postgres@127.0.0.1:1/test".into()), audit: false, ..SessionOptions::default() };
+    let session = Session::open(project, options).expect("serve's session opens whatever the source");
+    let env = session.call("get_metric", &json!({"name": "revenue"}));
+    let err = env.tool_error().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(err.kind().as_str(), "missing_credential", "{}", err.message());
+    assert_eq!(err.code().as_str(), "UNAUTHORIZED");
+    assert!(err.message().contains("could not be reached"), "{}", err.message());
+    // The recovery compiles the same request.
+    assert_eq!(err.recovery().suggested_tool(), Some("get_metric"));
+    let args = serde_json::Value::Object(err.recovery().suggested_args().unwrap().clone());
+    assert_eq!(args["dry_run"], true);
+    assert_eq!(session.call("get_metric", &args).status().as_str(), "success");
+
+    // A query the engine cannot finish within the server's timeout.
+    let options = SessionOptions {
+        source: Some(format!("duckdb:{}", crate::common::demo_warehouse().display())),
+        audit: false,
+        timeout: Some(std::time::Duration::from_millis(300)),
+        toolsets: Toolsets { provider: true, writes: false },
+        ..SessionOptions::default()
+    };
+    let session = Session::open(crate::common::demo_project_with_catalog().clone(), options).expect("opens");
+    let env = session.call("query_sql", &json!({"sql": "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3"}));
+    let err = env.tool_error().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(err.kind().as_str(), "cost_cap_exceeded", "{}", err.message());
+    assert_eq!(err.code().as_str(), "TIMEOUT", "{}", err.message());
 }
