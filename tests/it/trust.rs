@@ -322,3 +322,147 @@ fn an_unreachable_engine_and_a_timeout_get_their_documented_kinds() {
     assert_eq!(err.kind().as_str(), "cost_cap_exceeded", "{}", err.message());
     assert_eq!(err.code().as_str(), "TIMEOUT", "{}", err.message());
 }
+
+/// Issue 33 item 3, the other way in: a source that drifts while the
+/// server runs. The engine rejects the request; the session reads the
+/// live catalog again, answers `schema_drift` naming the change, and
+/// refreshes the snapshot; what the drift does not touch still answers
+/// (checked against SQL written by hand).
+#[test]
+fn a_source_that_drifts_while_serving_is_rechecked_after_the_engine_fails() {
+    use schemabrain::tools::{Session, SessionOptions};
+    let Some(schema) = crate::engines_servers::PgSchema::create("drift_live") else { return };
+    let s = &schema.name;
+    schema.exec(&format!(
+        "CREATE TABLE \"{s}\".items (id integer PRIMARY KEY, kind varchar, qty integer NOT NULL); \
+         INSERT INTO \"{s}\".items VALUES (1, 'a', 2), (2, 'b', 3), (3, 'a', 5), (4, NULL, 7);"
+    ));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("drift-live-{}", uuid::Uuid::new_v4().simple()));
+    for (file, text) in [
+        ("schemabrain.yaml", "version: 1\nname: live\ndialect: postgres\n".to_string()),
+        (
+            "entities/item.yaml",
+            format!("version: 1\nname: item\nbinding: {{single_table: {s}.items}}\nidentity: id\ncolumns:\n  - {{name: id, type: integer}}\n  - {{name: kind, type: varchar}}\n  - {{name: qty, type: integer}}\n"),
+        ),
+        ("metrics/units.yaml", "version: 1\nname: units\nentity: item\nmeasure: {agg: sum, column: qty}\n".to_string()),
+        (
+            "pii_policy.yaml",
+            format!("version: 1\ncolumn_overrides:\n  {s}.items.id: {{sensitivity: public, categories: []}}\n  {s}.items.kind: {{sensitivity: public, categories: []}}\n  {s}.items.qty: {{sensitivity: public, categories: []}}\n"),
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let project = Project::open(&dir).unwrap_or_else(|d| panic!("{d}"));
+    let options = SessionOptions { source: Some(schema.url.clone()), audit: false, ..SessionOptions::default() };
+    let session = Session::open(project, options).expect("opens");
+    let by_kind = json!({"name": "units", "group_by": ["item.kind"]});
+    let before = session.call("get_metric", &by_kind);
+    assert_eq!(before.status().as_str(), "success", "{}", serde_json::to_string(&before).unwrap());
+    assert!(session.drift().is_empty());
+
+    schema.exec(&format!("ALTER TABLE \"{s}\".items DROP COLUMN kind"));
+    let after = session.call("get_metric", &by_kind);
+    let err = after.tool_error().unwrap_or_else(|| panic!("{}", serde_json::to_string(&after).unwrap()));
+    assert_eq!(err.kind().as_str(), "schema_drift", "{}", err.message());
+    assert!(err.message().contains(&format!("{s}.items.kind")) && err.message().contains("gone"), "{}", err.message());
+    assert_eq!(err.recovery().suggested_tool(), Some("describe_entity"));
+    assert!(session.drift().iter().any(|d| d.column.as_deref() == Some("kind")));
+    let snapshot = schemabrain::catalog::Catalog::load_snapshot(&dir).unwrap().expect("snapshot");
+    let items = &snapshot.tables[&format!("{s}.items")];
+    assert!(!items.columns.iter().any(|c| c.name == "kind"), "the snapshot holds the live source: {items:?}");
+    // The next identical call is answered from the drift, before the engine.
+    let again = session.call("get_metric", &by_kind);
+    assert_eq!(again.tool_error().map(|e| e.kind().as_str()), Some("schema_drift"));
+    // Untouched by the drift: 2 + 3 + 5 + 7.
+    let total = session.call("get_metric", &json!({"name": "units"}));
+    assert_eq!(total.status().as_str(), "success", "{}", serde_json::to_string(&total).unwrap());
+    let rows = &total.data().unwrap()["rows"];
+    let got = rows[0][0].as_f64().or_else(|| rows[0][0].as_str().and_then(|v| v.parse().ok())).expect("a number");
+    assert_eq!(got, 17.0, "{rows}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 33 item 4: the model tools rate every item by get_metric's rules
+/// (per item `confidence` and `provenance`, the answer as its weakest
+/// item), and a `suggested` definition with no provenance block is not
+/// said to come from an llm.
+#[test]
+fn every_model_tool_rates_its_items_as_get_metric_does() {
+    use schemabrain::envelope::Confidence;
+    let draft = with_join_provenance("items", "  inference_method: name_match\n  validation_state: draft\n  evidence: [\"orders.customer_id matches customers.id by name\"]\n");
+    // The customer entity becomes a suggestion that says nothing of how.
+    let entity = draft.dir.join("entities/customer.yaml");
+    let text = std::fs::read_to_string(&entity).unwrap().replace("origin: manual\n", "origin: suggested\n");
+    std::fs::write(&entity, text).unwrap();
+    let project = Project::open(&draft.dir).unwrap_or_else(|d| panic!("{d}"));
+    let run = |tool: &str, args: serde_json::Value| tools::call(&project, tool, &args, Execution::DryRun);
+    let item = |env: &Envelope, name: &str| -> serde_json::Value {
+        env.data().unwrap()["items"].as_array().unwrap().iter().find(|i| i["name"] == name).cloned().unwrap_or_else(|| panic!("{name}"))
+    };
+
+    let joins = run("list_joins", json!({}));
+    let guessed = item(&joins, "order_customer");
+    assert_eq!(guessed["confidence"], "LOW", "{guessed}");
+    assert_eq!(guessed["provenance"]["source"], "inferred");
+    assert_eq!(guessed["provenance"]["validation_state"], "draft");
+    let said = guessed["provenance"]["observed_in"].as_str().unwrap();
+    assert!(said.contains("name_match") && said.contains("matches customers.id by name"), "{said}");
+    let declared = item(&joins, "order_store");
+    assert_eq!(declared["confidence"], "HIGH");
+    assert_eq!(declared["provenance"]["inference_method"], "manually_authored");
+    assert_eq!(joins.confidence(), Some(Confidence::Low), "a listing is as trustworthy as its weakest item");
+
+    let resolved = run("resolve_join", json!({"entity_a": "order", "entity_b": "customer"}));
+    assert_eq!(resolved.confidence(), Some(Confidence::Low));
+    assert_eq!(resolved.data().unwrap()["confidence"], "LOW");
+    let resolved = run("resolve_join", json!({"entity_a": "order", "entity_b": "store"}));
+    assert_eq!(resolved.confidence(), Some(Confidence::High));
+
+    let entities = run("list_entities", json!({}));
+    let suggested = item(&entities, "customer");
+    assert_eq!(suggested["confidence"], "LOW", "{suggested}");
+    assert_eq!(suggested["provenance"]["source"], "inferred", "no llm where no model runs: {suggested}");
+    assert!(suggested["provenance"]["inference_method"].is_null());
+    assert!(suggested["provenance"]["observed_in"].as_str().unwrap().contains("suggested_method_unrecorded"));
+    assert_eq!(item(&entities, "order")["confidence"], "HIGH");
+    assert_eq!(entities.confidence(), Some(Confidence::Low));
+    let described = run("describe_entity", json!({"name": "customer"}));
+    assert_eq!(described.confidence(), Some(Confidence::Low));
+    assert_eq!(serde_json::to_value(described.provenance().unwrap()).unwrap()["source"], "inferred");
+    assert_eq!(run("describe_entity", json!({"name": "order"})).confidence(), Some(Confidence::High));
+    // get_metric agrees: revenue by country walks the guessed join and reads the suggested entity.
+    assert_eq!(revenue_by_country(&project).confidence(), Some(Confidence::Low));
+
+    let metrics = run("list_metrics", json!({}));
+    for m in metrics.data().unwrap()["items"].as_array().unwrap() {
+        assert_eq!(m["confidence"], "HIGH", "hand-written metrics: {m}");
+    }
+    assert_eq!(metrics.confidence(), Some(Confidence::High));
+
+    // suggest_joins: each edge rated, each path as its weakest edge, the answer as its weakest path.
+    let catalog = crate::common::demo_project_with_catalog().catalog.clone().expect("catalog");
+    let project = project.with_catalog(catalog).unwrap_or_else(|d| panic!("{d}"));
+    let env = tools::call(&project, "suggest_joins", &json!({"tables": ["main.orders", "main.customers", "main.stores"]}), Execution::DryRun);
+    let paths = env.data().unwrap()["paths"].as_array().unwrap().clone();
+    assert!(!paths.is_empty(), "{}", serde_json::to_string(&env).unwrap());
+    let rank = |c: &serde_json::Value| ["LOW", "MEDIUM", "HIGH"].iter().position(|x| c == x).expect("a bucket");
+    let mut weakest_path = 2;
+    for p in &paths {
+        let mut weakest_edge = 2;
+        for e in p["edges"].as_array().unwrap() {
+            let want = match e["via"].as_str().unwrap() {
+                "foreign_key" => "HIGH",
+                _ if e["name"] == "order_customer" => "LOW",
+                _ => "HIGH",
+            };
+            assert_eq!(e["confidence"], want, "{e}");
+            weakest_edge = weakest_edge.min(rank(&e["confidence"]));
+        }
+        assert_eq!(rank(&p["confidence"]), weakest_edge, "{p}");
+        weakest_path = weakest_path.min(weakest_edge);
+    }
+    let answer = serde_json::to_value(env.confidence().unwrap()).unwrap();
+    assert_eq!(rank(&answer), weakest_path);
+}

@@ -208,7 +208,7 @@ pub fn unreachable_source(args: &Json, why: &str) -> Envelope {
     Envelope::error(ToolError::new(
         FailureKind::MissingCredential,
         format!(
-            "The source could not be reached when the server started ({}), so get_metric can only compile: pass dry_run=true for the SQL, or ask the user to make the source reachable and restart the server.",
+            "The source could not be reached ({}), so get_metric can only compile: pass dry_run=true for the SQL, or ask the user to make the source reachable (a server that started without it must be restarted).",
             crate::model::echo(why)
         ),
         Recovery::call("get_metric", Json::Object(fixed)),

@@ -351,7 +351,8 @@ impl Session {
     /// since the session opened (a column dropped, a table renamed): the
     /// live catalog is read again (metadata only), the snapshot refreshed,
     /// and when the new drift touches the request the answer is
-    /// `schema_drift` instead of the engine's bare error.
+    /// `schema_drift` instead of the engine's bare error. A source that
+    /// cannot be reached for that re-read is answered as unreachable.
     fn recheck_drift(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
         let engine_rejected = env.tool_error().is_some_and(|e| e.code() == crate::envelope::ErrorCode::QueryFailed && e.kind() == crate::envelope::ErrorKind::InternalError);
         let Some(engine) = self.engine.as_deref() else { return env };
@@ -361,6 +362,8 @@ impl Session {
         let current = self.project();
         let live = match engine.introspect() {
             Ok(c) => crate::catalog::keep_stats(current.catalog.as_ref(), c),
+            // The source went away while serving: say so, not "a bug".
+            Err(e @ EngineError::Connect { .. }) => return surface::unreachable_source(args, &e.to_string()),
             Err(e) => {
                 tracing::warn!("the live catalog could not be re-read after an engine failure: {e}");
                 return env;
