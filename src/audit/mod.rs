@@ -1,4 +1,6 @@
-//! The audit log: one record per tool call (rejected calls included),
+//! The audit log: one record per call that reads data or the model (tool
+//! calls, rejected ones included; MCP resource reads, prompts and
+//! completions under their method names),
 //! appended to `.schemabrain/audit.log` in the project as one JSON line,
 //! chained by SHA-256: `hash = sha256(prev_hash ‖ canonical record without
 //! hash)`, genesis `prev` = 64 zeros. A head file (`audit.head`, replaced
@@ -44,6 +46,13 @@ pub struct Record {
     /// without storing values.
     pub args_sha256: String,
     pub trace_id: String,
+    /// A refusal's blocked PII categories (names of categories, no values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pii_categories: Vec<String>,
+    /// The recovery the answer gave: `suggested_tool` and the SHA-256 of
+    /// `suggested_args` (values may carry PII filters, so they are hashed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryRecord>,
     pub prev: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hash: String,
@@ -65,6 +74,28 @@ impl Record {
         }
         hex(&h.finalize())
     }
+}
+
+/// The recovery an error or refusal gave, as the log keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryRecord {
+    pub suggested_tool: Option<String>,
+    pub suggested_args_sha256: Option<String>,
+}
+
+impl RecoveryRecord {
+    /// The record of a recovery: its tool, and its arguments hashed.
+    pub fn of(tool: Option<&str>, args: Option<&Json>) -> Self {
+        RecoveryRecord { suggested_tool: tool.map(|t| t.chars().take(128).collect()), suggested_args_sha256: args.map(json_sha256_hex) }
+    }
+}
+
+/// What an answer said beyond its status, for its record.
+#[derive(Clone, Debug, Default)]
+pub struct Detail {
+    pub pii_categories: Vec<String>,
+    pub recovery: Option<RecoveryRecord>,
 }
 
 /// Feeds what is written into a hash: JSON hashed as it is serialised,
@@ -155,6 +186,11 @@ impl AuditLog {
 
     /// Appends one record for a call.
     pub fn append(&self, tool: &str, status: &str, error_kind: Option<&str>, args: &Json, trace_id: &str) -> std::io::Result<Record> {
+        self.append_detailed(tool, status, error_kind, args, trace_id, Detail::default())
+    }
+
+    /// `append`, with a refusal's categories and the recovery given.
+    pub fn append_detailed(&self, tool: &str, status: &str, error_kind: Option<&str>, args: &Json, trace_id: &str, detail: Detail) -> std::io::Result<Record> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.is_none() {
             *state = Some(self.open()?);
@@ -176,6 +212,8 @@ impl AuditLog {
             error_kind: error_kind.map(str::to_string),
             args_sha256: json_sha256_hex(args),
             trace_id: trace_id.chars().take(128).collect(),
+            pii_categories: detail.pii_categories.into_iter().take(32).map(|c| c.chars().take(64).collect()).collect(),
+            recovery: detail.recovery,
             prev: open.prev.clone(),
             hash: String::new(),
         };
@@ -395,9 +433,13 @@ mod tests {
             error_kind: None,
             args_sha256: super::sha256_hex(b"{}"),
             trace_id: "abc".into(),
+            pii_categories: Vec::new(),
+            recovery: None,
             prev: "0".repeat(64),
             hash: "ignored".into(),
         };
+        // A record without the optional fields serialises as records always did.
+        assert!(!serde_json::to_string(&rec).unwrap_or_default().contains("recovery"));
         let mut body = rec.clone();
         body.hash = String::new();
         let mut h = Sha256::new();

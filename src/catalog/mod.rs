@@ -258,7 +258,10 @@ fn missing_code(model: &SemanticModel, entity: &crate::model::Entity, column: &s
 /// Where `live` disagrees with the model (as loaded, columns included):
 /// missing tables, missing columns (coded by what reads them), columns
 /// whose type family changed, and columns declared NOT NULL that became
-/// nullable.
+/// nullable. Besides the entity's columns, every column the model reads
+/// by name (identity, join keys, measures, time dimensions) is looked up,
+/// so a model loaded without a catalog (its columns only as declared)
+/// still has its drift found.
 pub fn drift(model: &SemanticModel, live: &Catalog) -> Vec<Drift> {
     let mut out = Vec::new();
     for entity in model.entities.values() {
@@ -267,11 +270,11 @@ pub fn drift(model: &SemanticModel, live: &Catalog) -> Vec<Drift> {
             out.push(Drift { code: "table_missing", entity: entity.name.clone(), table: table.clone(), column: None, what: format!("table `{table}` is gone") });
             continue;
         };
+        let at = |code: &'static str, column: &str, what: String| Drift { code, entity: entity.name.clone(), table: table.clone(), column: Some(column.to_string()), what };
         // Computed columns are not in the table; what they read is.
         for c in entity.columns.iter().filter(|c| c.expr.is_none()) {
-            let at = |code: &'static str, what: String| Drift { code, entity: entity.name.clone(), table: table.clone(), column: Some(c.name.clone()), what };
             match t.columns.iter().find(|x| x.name == c.name) {
-                None => out.push(at(missing_code(model, entity, &c.name), format!("column `{table}.{}` is gone", c.name))),
+                None => out.push(at(missing_code(model, entity, &c.name), &c.name, format!("column `{table}.{}` is gone", c.name))),
                 Some(x) => {
                     // Families, not exact classes: engines spell the same
                     // column differently (DECIMAL vs numeric, tinyint(1) vs boolean).
@@ -279,16 +282,50 @@ pub fn drift(model: &SemanticModel, live: &Catalog) -> Vec<Drift> {
                     if was.is_some() && now.is_some() && was != now {
                         out.push(at(
                             "type_changed",
+                            &c.name,
                             format!("column `{table}.{}` changed type from {} to {}", c.name, c.data_type.as_deref().unwrap_or("?"), x.data_type),
                         ));
                     } else if c.nullable == Some(false) && x.nullable {
-                        out.push(at("nullability_changed", format!("column `{table}.{}` was NOT NULL and now accepts NULL", c.name)));
+                        out.push(at("nullability_changed", &c.name, format!("column `{table}.{}` was NOT NULL and now accepts NULL", c.name)));
                     }
                 }
             }
         }
+        let mut read: Vec<&str> = read_columns(model, entity);
+        read.sort_unstable();
+        read.dedup();
+        for c in read {
+            if entity.column(c).is_none() && !t.columns.iter().any(|x| x.name == c) {
+                out.push(at(missing_code(model, entity, c), c, format!("column `{table}.{c}` is gone")));
+            }
+        }
     }
     out
+}
+
+/// The columns of `entity` the model reads by name: identity, join keys,
+/// measure columns and time dimensions.
+fn read_columns<'m>(model: &'m SemanticModel, entity: &'m crate::model::Entity) -> Vec<&'m str> {
+    let mut read: Vec<&str> = entity.identity.iter().map(String::as_str).collect();
+    for j in model.joins.values() {
+        for k in &j.on {
+            if j.source_entity == entity.name {
+                read.push(&k.source);
+            }
+            if j.target_entity == entity.name {
+                read.push(&k.target);
+            }
+        }
+    }
+    for m in model.metrics.values() {
+        if m.entity == entity.name {
+            read.extend(m.measure.columns());
+        }
+        if let Some(t) = m.time_dimension.as_ref().filter(|t| t.entity == entity.name) {
+            read.push(&t.column);
+        }
+    }
+    read
 }
 
 /// `live` with the statistics of `previous` (an index run's) kept for

@@ -91,10 +91,19 @@ fn parse_toolsets(text: &str) -> Result<Toolsets, String> {
 pub fn serve(args: &ServeArgs) -> ExitCode {
     let project = match Project::open(&args.project) {
         Ok(p) => p,
-        Err(d) => {
-            eprintln!("the project does not load:\n{d}");
-            return ExitCode::from(2);
-        }
+        Err(d) => match Project::open_declared(&args.project) {
+            // The model loads; the snapshot a drifted source left behind does
+            // not fit it. The live source is compared when it opens, and what
+            // drifted is answered `schema_drift` per request.
+            Ok(p) => {
+                tracing::warn!("the catalog snapshot does not fit the model; comparing with the live source instead:\n{d}");
+                p
+            }
+            Err(_) => {
+                eprintln!("the project does not load:\n{d}");
+                return ExitCode::from(2);
+            }
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

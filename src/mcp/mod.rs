@@ -7,7 +7,8 @@
 //! Tool failures are envelopes (`isError: true` for status error and
 //! refused), never JSON-RPC errors; only an unknown tool name is a protocol
 //! error (-32602), as the spec asks. Every call, rejected ones included,
-//! appends one audit record (`tools::Session`). A client's cancellation
+//! appends one audit record (`tools::Session`), and so does every resource
+//! read, prompt and completion. A client's cancellation
 //! interrupts the running query in the engine.
 //!
 //! Architecture invariant: adapts only. No tool behaviour, no planning, no
@@ -168,9 +169,19 @@ impl ServerHandler for SchemaBrainServer {
         let client = client_of(&context);
         let uri = request.uri.clone();
         // Samples read the engine: off the reactor, like tool calls.
-        let read = tokio::task::spawn_blocking(move || session.with_provider(&client, &Cancel::never(), |ctx| resources::read(ctx, &uri)))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("resource task failed: {e}"), None))?;
+        let read = tokio::task::spawn_blocking(move || {
+            let read = session.with_provider(&client, &Cancel::never(), |ctx| resources::read(ctx, &uri));
+            // Samples are data: every read is audited, answered or not.
+            let outcome = match &read {
+                Ok(_) => Ok(()),
+                Err(resources::ReadError::NotFound(_)) => Err("unknown_name"),
+                Err(resources::ReadError::Failed(_)) => Err("internal_error"),
+            };
+            session.record_read("resources/read", &serde_json::json!({"uri": uri}), outcome);
+            read
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("resource task failed: {e}"), None))?;
         match read {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type("application/json")]).into()),
             Err(resources::ReadError::NotFound(m)) => Err(ErrorData::resource_not_found(m, None)),
@@ -207,7 +218,10 @@ impl ServerHandler for SchemaBrainServer {
             .into_iter()
             .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
             .collect();
-        match prompts::get(&self.session.project(), &request.name, &args) {
+        let got = prompts::get(&self.session.project(), &request.name, &args);
+        let asked = serde_json::json!({"name": request.name, "arguments": args});
+        self.session.record_read("prompts/get", &asked, got.as_ref().map(|_| ()).map_err(|_| "invalid_argument"));
+        match got {
             Ok((description, text)) => {
                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(rmcp::model::Role::User, text)]).with_description(description).into())
             }
@@ -222,6 +236,8 @@ impl ServerHandler for SchemaBrainServer {
     ) -> Result<CompleteResult, ErrorData> {
         self.provider_only()?;
         let values = prompts::complete(&self.session.project(), &request.argument.name, &request.argument.value);
+        let asked = serde_json::json!({"argument": request.argument.name, "value": request.argument.value});
+        self.session.record_read("completion/complete", &asked, Ok(()));
         let total = values.len() as u32;
         let info = CompletionInfo::with_pagination(values, Some(total), false).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(CompleteResult::new(info))

@@ -202,3 +202,71 @@ fn audit_verify_command_exit_codes() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stdout).contains("edited"));
 }
+
+/// Issue 33 item 6: every call that reads data or the model leaves a
+/// record: a resource read (samples are rows), a prompt, a completion, and
+/// a refusal whose record holds its blocked categories and the recovery
+/// the answer gave (its tool, its arguments hashed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_prompts_completions_and_refusals_are_audited() {
+    use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+    use schemabrain::audit::{sha256_hex, Record};
+    use schemabrain::tools::{Session, SessionOptions, Toolsets};
+    use std::sync::Arc;
+    let dir = crate::mcp_stdio::demo_copy("audit-reads");
+    let project = schemabrain::project::Project::open(&dir).expect("copy loads");
+    let options = SessionOptions {
+        source: Some(crate::mcp_stdio::source()),
+        audit: true,
+        toolsets: Toolsets { provider: true, writes: false },
+        ..SessionOptions::default()
+    };
+    let shared = Arc::new(Session::open(project, options).expect("opens"));
+    let client = crate::mcp::connect(shared, crate::mcp::Era::Legacy).await;
+
+    let uri = "res://samples/default/main/customers";
+    client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("a sample resource");
+    assert!(client.read_resource(ReadResourceRequestParams::new("res://table/default/main/nope")).await.is_err());
+    let mut p = GetPromptRequestParams::new("ask_for_time_window");
+    if let serde_json::Value::Object(m) = json!({"metric": "revenue"}) {
+        p = p.with_arguments(m);
+    }
+    client.get_prompt(p).await.expect("a prompt");
+    client.complete_prompt_simple("ask_for_time_window", "metric", "rev").await.expect("a completion");
+    let refused_args = json!({"name": "customer_count", "group_by": ["customer.email"]});
+    let mut call = CallToolRequestParams::new("get_metric");
+    if let serde_json::Value::Object(m) = refused_args.clone() {
+        call = call.with_arguments(m);
+    }
+    let refused = client.call_tool(call).await.expect("a tool result");
+    let refused = refused.structured_content.expect("structured");
+    assert_eq!(refused["status"], "refused", "{refused}");
+    client.cancel().await.ok();
+
+    let v = schemabrain::audit::verify(&dir).expect("audit");
+    assert!(v.intact(), "{:?}", v.problems);
+    let records: Vec<Record> = std::fs::read_to_string(dir.join(LOG_PATH))
+        .expect("log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a record"))
+        .collect();
+    let find = |tool: &str, status: &str| records.iter().find(|r| r.tool == tool && r.status == status).unwrap_or_else(|| panic!("no {tool} {status} record in {records:?}"));
+    let read = find("resources/read", "success");
+    assert_eq!(read.args_sha256, sha256_hex(json!({"uri": uri}).to_string().as_bytes()));
+    let missing = find("resources/read", "error");
+    assert_eq!(missing.error_kind.as_deref(), Some("unknown_name"));
+    find("prompts/get", "success");
+    find("completion/complete", "success");
+    let refusal = find("get_metric", "refused");
+    assert_eq!(refusal.error_kind.as_deref(), Some("pii_blocked"));
+    assert_eq!(refusal.args_sha256, sha256_hex(refused_args.to_string().as_bytes()));
+    let shown: Vec<String> = serde_json::from_value(refused["error"]["pii_categories"].clone()).expect("categories");
+    assert!(!shown.is_empty());
+    assert_eq!(refusal.pii_categories, shown, "the record holds the refusal's categories");
+    let recovery = refusal.recovery.as_ref().expect("the recovery given");
+    assert_eq!(recovery.suggested_tool.as_deref(), refused["error"]["recovery"]["suggested_tool"].as_str());
+    let given = &refused["error"]["recovery"]["suggested_args"];
+    assert_eq!(recovery.suggested_args_sha256.clone(), (!given.is_null()).then(|| sha256_hex(given.to_string().as_bytes())));
+    // No value of the request is stored: the e-mail column's name is in the hash only.
+    assert!(!std::fs::read_to_string(dir.join(LOG_PATH)).unwrap().contains("customer.email"));
+}

@@ -168,6 +168,36 @@ async fn tools_list_passes_the_charter_lint() {
     }
 }
 
+/// Issue 33 item 7: every tool the server can offer (`--toolsets all` with
+/// `--allow-writes`: the provider tools and the write tools too) passes the
+/// same lint, in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_of_toolsets_all_passes_the_charter_lint() {
+    let mut project: Project = common::demo_project().clone();
+    project.model.settings_mut().source = None;
+    let options = SessionOptions {
+        source: None,
+        audit: false,
+        toolsets: schemabrain::tools::Toolsets::parse("all").expect("all"),
+        allow_writes: Some("scratch".into()),
+        ..SessionOptions::default()
+    };
+    let shared = Arc::new(Session::open(project, options).expect("opens"));
+    for era in ERAS {
+        let client = connect(shared.clone(), era).await;
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for want in ["get_metric", "query_sql", "get_table_schema", "sample_table", "materialize_sql", "create_view"] {
+            assert!(names.contains(&want), "{want} offered: {names:?}");
+        }
+        assert_eq!(tools.len(), 12 + 11 + 2, "{names:?}");
+        for t in &tools {
+            lint_tool(t);
+        }
+        client.cancel().await.expect("cancel");
+    }
+}
+
 fn lint_tool(t: &Tool) {
     let name = t.name.as_ref();
     assert!(!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)), "{name}");
@@ -179,16 +209,19 @@ fn lint_tool(t: &Tool) {
     assert!(t.title.as_deref().is_some_and(|s| !s.is_empty()), "{name}: title");
     let a = t.annotations.as_ref().expect("annotations");
     assert!(a.title.is_some(), "{name}: annotations.title");
-    assert_eq!(a.read_only_hint, Some(true), "{name}: read-only");
-    assert_eq!(a.destructive_hint, Some(false), "{name}: not destructive");
-    assert!(a.idempotent_hint.is_some() && a.open_world_hint.is_some(), "{name}: all hints set");
     let meta = &t.meta.as_ref().expect("_meta").0;
+    // Only the write tools (listed with --allow-writes) write, and say so.
+    let writes = meta.get("side_effects").and_then(Json::as_str) == Some("write");
+    assert_eq!(writes, ["materialize_sql", "create_view"].contains(&name), "{name}: side_effects");
+    assert_eq!(a.read_only_hint, Some(!writes), "{name}: read-only");
+    assert_eq!(a.destructive_hint, Some(writes), "{name}: destructive");
+    assert!(a.idempotent_hint.is_some() && a.open_world_hint.is_some(), "{name}: all hints set");
     for key in ["cost_hint", "latency_hint", "idempotent", "side_effects", "charter_version"] {
         assert!(meta.contains_key(key), "{name}: _meta.{key}");
     }
     assert_eq!(meta["charter_version"], "1.2");
     assert!(["fast", "moderate", "slow"].contains(&meta["latency_hint"].as_str().unwrap()), "{name}");
-    assert!(["none", "read"].contains(&meta["side_effects"].as_str().unwrap()), "{name}");
+    assert!(["none", "read", "write"].contains(&meta["side_effects"].as_str().unwrap()), "{name}");
     assert!(meta["cost_hint"]["tokens_estimate"].as_u64().is_some_and(|n| n > 0), "{name}");
     let out = t.output_schema.as_ref().expect("outputSchema");
     assert_eq!(out.get("type"), Some(&json!("object")), "{name}: object-rooted outputSchema");

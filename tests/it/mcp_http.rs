@@ -346,3 +346,38 @@ async fn page_tokens_stay_with_their_http_session_under_concurrency() {
     let v = schemabrain::audit::verify(&dir).expect("audit");
     assert!(v.intact(), "{:?}", v.problems);
 }
+
+/// Issue 33 item 5: escalation and the circuit breaker are per client
+/// session. One HTTP client repeats a failing call until its breaker opens
+/// (reordering the argument keys does not escape it); a second client
+/// sending the very same call still gets the tool's own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_http_client_trips_its_breaker_and_not_another_s() {
+    use schemabrain::tools::contract::escalation::BREAK_AFTER;
+    let (shared, _dir) = shared_on_copy();
+    let addr = start(shared).await;
+    let (mut a, sa) = legacy_session(addr).await;
+    let (mut b, sb) = legacy_session(addr).await;
+    assert_ne!(sa, sb);
+    let call = json!({"name": "no_such_metric", "limit": 3});
+    let reordered = json!({"limit": 3, "name": "no_such_metric"});
+    assert_ne!(call.to_string(), reordered.to_string(), "the two spellings differ on the wire");
+    for i in 0..BREAK_AFTER {
+        // Alternate spellings: they are one call.
+        let args = if i % 2 == 0 { call.clone() } else { reordered.clone() };
+        let env = session_call(&mut a, &sa, 10 + u64::from(i), "get_metric", args).await;
+        assert_eq!(env["error"]["kind"], "unknown_metric", "call {i}: {env}");
+    }
+    for (id, args) in [(30, call.clone()), (31, reordered.clone())] {
+        let env = session_call(&mut a, &sa, id, "get_metric", args).await;
+        assert_eq!(env["error"]["kind"], "cost_cap_exceeded", "{env}");
+        assert!(env["error"]["message"].as_str().unwrap().contains("Circuit open"), "{env}");
+    }
+    // The other client: its first call is its first failure, answered by the tool.
+    let env = session_call(&mut b, &sb, 40, "get_metric", reordered.clone()).await;
+    assert_eq!(env["error"]["kind"], "unknown_metric", "{env}");
+    assert!(!env["error"]["message"].as_str().unwrap().contains("has now failed"), "not escalated for b: {env}");
+    // And client a's breaker is still open.
+    let env = session_call(&mut a, &sa, 41, "get_metric", call).await;
+    assert_eq!(env["error"]["kind"], "cost_cap_exceeded", "{env}");
+}

@@ -198,7 +198,13 @@ fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
     assert_eq!(stdout.matches("\"toolsets\": \"all\"").count(), 3, "{stdout}");
     let v = schemabrain::audit::verify(&project).expect("audit readable");
     assert!(v.intact(), "{:?}", v.problems);
-    assert_eq!(v.records, calls);
+    // Reads that are not tool calls are audited too: per mode the client
+    // reads 4 resources, gets 1 prompt and asks 1 completion.
+    let log = std::fs::read_to_string(project.join(schemabrain::audit::LOG_PATH)).expect("log");
+    let count = |method: &str| log.lines().filter_map(|l| serde_json::from_str::<schemabrain::audit::Record>(l).ok()).filter(|r| r.tool == method).count() as u64;
+    let (resources, prompts, completions) = (count("resources/read"), count("prompts/get"), count("completion/complete"));
+    assert_eq!((resources, prompts, completions), (3 * 4, 3, 3));
+    assert_eq!(v.records, calls + resources + prompts + completions);
 }
 
 #[test]

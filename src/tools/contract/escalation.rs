@@ -4,8 +4,12 @@
 //! repeating itself: it points at a discovery tool that answers, and the
 //! message says to stop retrying and re-plan (or ask the user).
 //!
-//! A [`RetryTracker`] is per server (one session on stdio); it forgets a call
-//! once it succeeds and holds a bounded number of entries.
+//! A [`RetryTracker`] keeps one state per client session (the HTTP
+//! `Mcp-Session-Id`; stdio and the CLI are one client), so one client's
+//! failures never trip another's breaker. A call is keyed on its canonical
+//! arguments (object keys sorted at every level, no whitespace), so
+//! reordering keys does not make a new call. It forgets a call once it
+//! succeeds and holds a bounded number of entries.
 //!
 //! Architecture invariant: rewrites only `error.message` and
 //! `error.recovery`, in place (`Envelope::map_error`), so escalation never
@@ -31,8 +35,49 @@ pub struct RetryTracker {
     timeouts: Mutex<HashMap<String, std::time::Instant>>,
 }
 
-fn key_of(tool: &str, args: &Json) -> String {
-    format!("{tool}\u{0}{args}")
+/// The key of one client's call: client, tool and canonical arguments.
+fn key_of(client: &str, tool: &str, args: &Json) -> String {
+    let mut key = String::with_capacity(64);
+    key.push_str(client);
+    key.push('\u{0}');
+    key.push_str(tool);
+    key.push('\u{0}');
+    canonical(args, &mut key);
+    key
+}
+
+/// `value` as compact JSON with every object's keys sorted, so two
+/// spellings of the same arguments give the same text.
+pub fn canonical(value: &Json, out: &mut String) {
+    match value {
+        Json::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_unstable();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String(k.clone()).to_string());
+                out.push(':');
+                if let Some(v) = m.get(k) {
+                    canonical(v, out);
+                }
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 impl RetryTracker {
@@ -44,9 +89,9 @@ impl RetryTracker {
     /// failed [`BREAK_AFTER`] times in a row, or a query that timed out less
     /// than [`TIMEOUT_COOLDOWN`] ago, is refused without running, saying why
     /// and when it may run again.
-    pub fn breaker(&self, tool: &str, args: &Json) -> Option<Envelope> {
+    pub fn breaker(&self, client: &str, tool: &str, args: &Json) -> Option<Envelope> {
         use crate::envelope::{FailureKind, Recovery, ToolError};
-        let key = key_of(tool, args);
+        let key = key_of(client, tool, args);
         let (next, next_args) = broader_call(tool, args);
         if let Some(at) = self.timeouts.lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied() {
             let since = at.elapsed();
@@ -77,10 +122,8 @@ impl RetryTracker {
 
     /// Records the outcome of `tool(args)` and escalates the recovery of a
     /// call that keeps failing the same way.
-    pub fn observe(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
-        // serde_json with preserve_order keeps key order; canonical enough
-        // for "the same call" since agents resend the same JSON.
-        let key = key_of(tool, args);
+    pub fn observe(&self, client: &str, tool: &str, args: &Json, env: Envelope) -> Envelope {
+        let key = key_of(client, tool, args);
         // A client's cancellation also reads TIMEOUT; only a real time-out cools down.
         if env.tool_error().is_some_and(|e| e.code() == crate::envelope::ErrorCode::Timeout && !e.message().contains("cancel")) {
             let mut t = self.timeouts.lock().unwrap_or_else(|p| p.into_inner());
@@ -147,3 +190,39 @@ pub const BREAK_AFTER: u32 = 6;
 
 /// How long an identical query that just timed out is refused.
 pub const TIMEOUT_COOLDOWN: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_ignores_key_order_and_keeps_values_apart() {
+        let text = |v: &Json| {
+            let mut s = String::new();
+            canonical(v, &mut s);
+            s
+        };
+        let a: Json = serde_json::from_str(r#"{"name": "m", "filters": [{"op": "eq", "column": "c", "value": 1}]}"#).unwrap_or_default();
+        let b: Json = serde_json::from_str(r#"{"filters":[{"value":1,"column":"c","op":"eq"}],"name":"m"}"#).unwrap_or_default();
+        assert_eq!(text(&a), text(&b));
+        let c: Json = serde_json::from_str(r#"{"filters":[{"value":2,"column":"c","op":"eq"}],"name":"m"}"#).unwrap_or_default();
+        assert_ne!(text(&a), text(&c));
+        // Array order is meaning (group_by order), kept.
+        assert_ne!(text(&serde_json::json!([1, 2])), text(&serde_json::json!([2, 1])));
+        // Keys that look alike once quoted stay apart.
+        assert_ne!(text(&serde_json::json!({"a\"": 1})), text(&serde_json::json!({"a": 1})));
+    }
+
+    #[test]
+    fn one_client_s_failures_leave_another_alone() {
+        use crate::envelope::{FailureKind, Recovery, ToolError};
+        let t = RetryTracker::new();
+        let args = serde_json::json!({"name": "x"});
+        let failing = || Envelope::error(ToolError::new(FailureKind::UnknownMetric, "no", Recovery::none()));
+        for _ in 0..BREAK_AFTER {
+            let _ = t.observe("a", "get_metric", &args, failing());
+        }
+        assert!(t.breaker("a", "get_metric", &args).is_some());
+        assert!(t.breaker("b", "get_metric", &args).is_none());
+    }
+}

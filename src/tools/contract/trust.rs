@@ -23,15 +23,21 @@ pub struct Used<'m> {
     pub inference_method: &'m str,
     pub validation_state: &'m str,
     pub confidence: Confidence,
+    /// The definition's own evidence sentences, and where it came from
+    /// (a dbt file and line, a source table), as its provenance block says.
+    pub evidence: &'m [String],
+    pub source: Option<&'m str>,
 }
 
 impl<'m> Used<'m> {
-    fn new(kind: &'static str, name: &'m str, origin: DefinitionOrigin, provenance: Option<&'m ModelProvenance>) -> Self {
+    /// Rates one definition from its origin and provenance block.
+    pub fn new(kind: &'static str, name: &'m str, origin: DefinitionOrigin, provenance: Option<&'m ModelProvenance>) -> Self {
         let method = provenance.and_then(|p| p.inference_method.as_deref()).unwrap_or(match origin {
             DefinitionOrigin::Manual => "manually_authored",
             DefinitionOrigin::DbtImport => "dbt_import",
-            // Suggested with no word on how: as weak as a guess.
-            DefinitionOrigin::Suggested => "llm_suggested",
+            // Suggested with no word on how: as weak as a guess, and not
+            // said to come from a model (none runs here).
+            DefinitionOrigin::Suggested => UNRECORDED,
         });
         let state = provenance.and_then(|p| p.validation_state.as_deref()).unwrap_or(match origin {
             DefinitionOrigin::Suggested => "draft",
@@ -53,7 +59,27 @@ impl<'m> Used<'m> {
             };
             confidence = confidence.min(stated);
         }
-        Used { kind, name, origin, inference_method: method, validation_state: state, confidence }
+        let evidence = provenance.map(|p| p.evidence.as_slice()).unwrap_or(&[]);
+        let source = provenance.and_then(|p| p.source.as_deref());
+        Used { kind, name, origin, inference_method: method, validation_state: state, confidence, evidence, source }
+    }
+
+    /// The per-item trust fields a listing shows: `confidence` and the
+    /// charter `provenance` block.
+    pub fn item_fields(&self) -> [(&'static str, Json); 2] {
+        [
+            ("confidence", serde_json::to_value(self.confidence).unwrap_or(Json::Null)),
+            ("provenance", serde_json::to_value(self.provenance()).unwrap_or(Json::Null)),
+        ]
+    }
+
+    /// Adds [`Used::item_fields`] to a JSON object.
+    pub fn stamp(&self, item: &mut Json) {
+        if let Json::Object(m) = item {
+            for (k, v) in self.item_fields() {
+                m.insert(k.into(), v);
+            }
+        }
     }
 
     pub fn to_json(&self) -> Json {
@@ -90,11 +116,41 @@ impl<'m> Used<'m> {
             "confirmed" => Some(ValidationState::Confirmed),
             _ => Some(ValidationState::Applied),
         };
+        // Ours (name_match, data_profile, unrecorded), the evidence and
+        // where the definition came from are said in words.
+        let mut said = Vec::new();
         if method.is_none() {
-            p.observed_in = Some(format!("{} `{}` ({})", self.kind, self.name, self.inference_method));
+            said.push(format!("{} `{}` ({})", self.kind, self.name, self.inference_method));
+        }
+        if let Some(s) = self.source {
+            said.push(format!("from {}", crate::model::echo(s)));
+        }
+        for e in self.evidence.iter().take(4) {
+            said.push(crate::model::echo(e));
+        }
+        if !said.is_empty() {
+            p.observed_in = Some(said.join("; "));
         }
         p
     }
+}
+
+/// The inference method of a `suggested` definition whose provenance
+/// block does not name one.
+pub const UNRECORDED: &str = "suggested_method_unrecorded";
+
+/// The weakest of several ratings, the first of the weakest on a tie.
+pub fn weakest<'a, 'm>(used: impl IntoIterator<Item = &'a Used<'m>>) -> Option<&'a Used<'m>>
+where
+    'm: 'a,
+{
+    let mut out: Option<&'a Used<'m>> = None;
+    for u in used {
+        if out.is_none_or(|o| u.confidence < o.confidence) {
+            out = Some(u);
+        }
+    }
+    out
 }
 
 /// Every definition `plan` rests on, metrics first, each once.

@@ -1,10 +1,14 @@
 //! The semantic-layer browsing tools: list_metrics, list_entities,
 //! describe_entity, list_joins, resolve_join. Pure reads of the model.
+//! Every item carries its trust signal (`confidence`, `provenance`) by
+//! get_metric's rules (`contract::trust`); an answer is as trustworthy as
+//! its weakest item.
 
 use serde_json::{json, Value as Json};
 
 use super::args::{NameArgs, ResolveJoinArgs};
-use crate::envelope::{Confidence, Envelope, FailureKind, Recovery, ToolError};
+use crate::envelope::{Envelope, FailureKind, Recovery, ToolError};
+use crate::tools::contract::trust::{self, Used};
 use crate::model::{close_matches, is_identifier, Entity, Join, SemanticModel};
 use crate::project::Project;
 
@@ -12,14 +16,28 @@ fn call(tool: &str, args: Json) -> Recovery {
     Recovery::call(tool, args)
 }
 
-fn listing(items: Vec<Json>, empty_hint: &str) -> Envelope {
-    let n = items.len();
+/// A listing of rated items: each item stamped with its own rating, the
+/// answer with its weakest item's.
+fn listing(rated: Vec<(Json, Used<'_>)>, empty_hint: &str) -> Envelope {
+    let n = rated.len();
+    let weakest = trust::weakest(rated.iter().map(|(_, u)| u)).cloned();
+    let items: Vec<Json> = rated
+        .into_iter()
+        .map(|(mut item, used)| {
+            used.stamp(&mut item);
+            item
+        })
+        .collect();
     let data = json!({"items": items, "count": n});
-    if n == 0 {
-        Envelope::empty(Some(data)).with_follow_up_hints(&[empty_hint])
-    } else {
-        Envelope::success(data).with_confidence(Confidence::High)
+    match weakest {
+        None => Envelope::empty(Some(data)).with_follow_up_hints(&[empty_hint]),
+        Some(w) => rated_answer(Envelope::success(data), &w),
     }
+}
+
+/// An answer resting on `used`: its confidence and provenance.
+fn rated_answer(env: Envelope, used: &Used<'_>) -> Envelope {
+    env.with_confidence(used.confidence).with_provenance(used.provenance())
 }
 
 pub fn list_metrics(project: &Project) -> Envelope {
@@ -28,7 +46,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
         .metrics
         .values()
         .map(|m| {
-            json!({
+            (json!({
                 "name": m.name,
                 "description": m.description,
                 "type": "simple",
@@ -43,7 +61,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
                     "per": na.per.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 })),
                 "origin": m.origin.as_str(),
-            })
+            }), Used::new("metric", &m.name, m.origin, m.provenance.as_ref()))
         })
         .chain(project.model.derived.values().map(|d| {
             use crate::model::{CumulativeWindow, TimeOffset};
@@ -82,11 +100,11 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 });
                 crate::json::set(&mut item, "conversion", conversion);
             }
-            item
+            (item, Used::new("metric", &d.name, d.origin, d.provenance.as_ref()))
         }))
         // Saved queries: run with get_metric {"query": name}.
         .chain(project.model.queries.values().map(|q| {
-            json!({
+            (json!({
                 "name": q.name,
                 "description": q.description,
                 "type": "saved_query",
@@ -94,7 +112,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
                 "group_by": q.group_by,
                 "get_metric": {"query": q.name},
                 "origin": q.origin.as_str(),
-            })
+            }), Used::new("saved_query", &q.name, q.origin, q.provenance.as_ref()))
         }))
         .collect();
     listing(items, "list_entities").with_follow_up_hints(&["describe_entity", "get_metric"])
@@ -106,13 +124,13 @@ pub fn list_entities(project: &Project) -> Envelope {
         .entities
         .values()
         .map(|e| {
-            json!({
+            (json!({
                 "name": e.name,
                 "description": e.description,
                 "qualified_table": e.table.to_string(),
                 "identity": e.identity,
                 "origin": e.origin.as_str(),
-            })
+            }), Used::new("entity", &e.name, e.origin, e.provenance.as_ref()))
         })
         .collect();
     listing(items, "list_metrics").with_follow_up_hints(&["describe_entity", "list_metrics"])
@@ -181,8 +199,10 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         .filter(|j| j.source_entity == e.name || j.target_entity == e.name)
         .map(|j| j.name.as_str())
         .collect();
+    let used = Used::new("entity", &e.name, e.origin, e.provenance.as_ref());
+    let [(_, confidence), (_, provenance)] = used.item_fields();
     // Built by moving the lists in: `json!` would serialise them again.
-    Envelope::success(crate::json::object([
+    let env = Envelope::success(crate::json::object([
         ("name", e.name.clone().into()),
         ("description", e.description.clone().into()),
         ("qualified_table", e.table.to_string().into()),
@@ -192,9 +212,15 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         ("metrics", metrics.into()),
         ("joins", joins.into()),
         ("reachable_entities", Json::Array(reachable)),
-    ]))
-    .with_confidence(Confidence::High)
-    .with_follow_up_hints(&["get_metric", "resolve_join"])
+        ("confidence", confidence),
+        ("provenance", provenance),
+    ]));
+    rated_answer(env, &used).with_follow_up_hints(&["get_metric", "resolve_join"])
+}
+
+/// A join's rating.
+pub fn join_trust(j: &Join) -> Used<'_> {
+    Used::new("join", &j.name, j.origin, j.provenance.as_ref())
 }
 
 /// A join as tools show it: catastrophic key columns as placeholders.
@@ -217,7 +243,7 @@ fn join_json(model: &SemanticModel, j: &Join) -> Json {
 }
 
 pub fn list_joins(project: &Project) -> Envelope {
-    let items = project.model.joins.values().map(|j| join_json(&project.model, j)).collect();
+    let items = project.model.joins.values().map(|j| (join_json(&project.model, j), join_trust(j))).collect();
     listing(items, "list_entities").with_follow_up_hints(&["resolve_join", "get_metric"])
 }
 
@@ -284,5 +310,7 @@ pub fn resolve_join(project: &Project, args: &ResolveJoinArgs) -> Envelope {
             format!("JOIN \"{}\".\"{}\" AS \"{}\" ON {}", tgt.table.schema, tgt.table.table, tgt.name, on.join(" AND ")).into(),
         );
     }
-    Envelope::success(data).with_confidence(Confidence::High).with_follow_up_hints(&["get_metric"])
+    let used = join_trust(chosen);
+    used.stamp(&mut data);
+    rated_answer(Envelope::success(data), &used).with_follow_up_hints(&["get_metric"])
 }

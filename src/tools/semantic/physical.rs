@@ -283,6 +283,10 @@ struct Edge {
     to_columns: Vec<String>,
     via: &'static str,
     name: String,
+    /// Its rating: a declared foreign key is a fact of the source; a
+    /// canonical join is rated as get_metric rates it.
+    confidence: crate::envelope::Confidence,
+    provenance: crate::envelope::Provenance,
 }
 
 fn edges(project: &Project, catalog: &Catalog) -> Vec<Edge> {
@@ -301,13 +305,23 @@ fn edges(project: &Project, catalog: &Catalog) -> Vec<Edge> {
                 from_columns: fk.columns.iter().map(|c| shown(&views, c)).collect(),
                 to_columns: shown_targets(&project.model, &fk.ref_schema, &fk.ref_table, &fk.ref_columns),
                 via: "foreign_key",
+                confidence: crate::envelope::Confidence::High,
+                provenance: {
+                    let mut p = crate::envelope::Provenance::new(crate::envelope::ProvenanceSource::Schema);
+                    p.inference_method = Some(crate::envelope::InferenceMethod::FkConstraint);
+                    p.validation_state = Some(crate::envelope::ValidationState::Applied);
+                    p
+                },
             });
         }
     }
     let model = &project.model;
     for j in model.joins.values() {
         let (Some(a), Some(b)) = (model.entity(&j.source_entity), model.entity(&j.target_entity)) else { continue };
+        let rated = super::browse::join_trust(j);
         out.push(Edge {
+            confidence: rated.confidence,
+            provenance: rated.provenance(),
             from: a.table.to_string(),
             to: b.table.to_string(),
             from_columns: j.on.iter().map(|k| crate::pii::shown_entity_column(model, &a.name, &k.source)).collect(),
@@ -352,18 +366,30 @@ pub fn suggest_joins(project: &Project, args: &SuggestJoinsArgs) -> Envelope {
     let all = edges(project, catalog);
     let mut paths = Vec::new();
     let mut unreachable = Vec::new();
+    let mut answer_trust = None;
     let uniq: BTreeSet<&String> = args.tables.iter().collect();
     let uniq: Vec<&String> = uniq.into_iter().collect();
     for (i, a) in uniq.iter().enumerate() {
         for b in uniq.iter().skip(i + 1) {
             match shortest(&all, a, b, args.max_hops as usize) {
-                Some(hops) => paths.push(json!({
-                    "start": a, "end": b, "hops": hops.len(),
-                    "edges": hops.iter().map(|(e, forward)| {
-                        let (l, r, lc, rc) = if *forward { (&e.from, &e.to, &e.from_columns, &e.to_columns) } else { (&e.to, &e.from, &e.to_columns, &e.from_columns) };
-                        json!({"name": e.name, "left_qualified_name": l, "left_columns": lc, "right_qualified_name": r, "right_columns": rc, "via": e.via})
-                    }).collect::<Vec<_>>(),
-                })),
+                Some(hops) => {
+                    // A path is as trustworthy as its weakest edge.
+                    let weakest = hops.iter().map(|(e, _)| *e).min_by_key(|e| e.confidence);
+                    if let Some(w) = weakest {
+                        if answer_trust.as_ref().is_none_or(|(c, _): &(crate::envelope::Confidence, _)| w.confidence < *c) {
+                            answer_trust = Some((w.confidence, w.provenance.clone()));
+                        }
+                    }
+                    paths.push(json!({
+                        "start": a, "end": b, "hops": hops.len(),
+                        "confidence": weakest.map(|w| w.confidence),
+                        "edges": hops.iter().map(|(e, forward)| {
+                            let (l, r, lc, rc) = if *forward { (&e.from, &e.to, &e.from_columns, &e.to_columns) } else { (&e.to, &e.from, &e.to_columns, &e.from_columns) };
+                            json!({"name": e.name, "left_qualified_name": l, "left_columns": lc, "right_qualified_name": r, "right_columns": rc, "via": e.via,
+                                "confidence": e.confidence, "provenance": e.provenance})
+                        }).collect::<Vec<_>>(),
+                    }))
+                }
                 None => unreachable.push(json!([a, b])),
             }
         }
@@ -372,7 +398,12 @@ pub fn suggest_joins(project: &Project, args: &SuggestJoinsArgs) -> Envelope {
     if paths.is_empty() {
         return Envelope::empty(Some(data)).with_follow_up_hints(&["describe_table", "find_relevant_tables"]);
     }
-    Envelope::success(data).with_confidence(Confidence::High).with_follow_up_hints(&["describe_table"])
+    let env = Envelope::success(data);
+    let env = match answer_trust {
+        Some((c, p)) => env.with_confidence(c).with_provenance(p),
+        None => env.with_confidence(Confidence::High),
+    };
+    env.with_follow_up_hints(&["describe_table"])
 }
 
 /// Breadth-first shortest path over undirected edges; ties go to the edge

@@ -198,6 +198,23 @@ pub fn no_source(args: &Json) -> Envelope {
     ))
 }
 
+/// get_metric meant to execute on a server whose source could not be
+/// opened (down, unreachable, refused the connection): `missing_credential`
+/// (the server lacks a working connection; code UNAUTHORIZED), saying why,
+/// with the same call as a dry run, which answers with the SQL.
+pub fn unreachable_source(args: &Json, why: &str) -> Envelope {
+    let mut fixed = args.as_object().cloned().unwrap_or_default();
+    fixed.insert("dry_run".into(), Json::Bool(true));
+    Envelope::error(ToolError::new(
+        FailureKind::MissingCredential,
+        format!(
+            "The source could not be reached ({}), so get_metric can only compile: pass dry_run=true for the SQL, or ask the user to make the source reachable (a server that started without it must be restarted).",
+            crate::model::echo(why)
+        ),
+        Recovery::call("get_metric", Json::Object(fixed)),
+    ))
+}
+
 fn kind_of(v: &Json) -> &'static str {
     match v {
         Json::Array(_) => "an array",

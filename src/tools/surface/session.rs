@@ -33,11 +33,11 @@ use crate::project::Project;
 /// When the live catalog is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Introspect {
-    /// Always: the live catalog supersedes the snapshot (`query`, `check --source`).
+    /// When the source opens (`serve`, `query`, `check --source`): the live
+    /// catalog (metadata only: names, types, keys) is compared with the
+    /// model, supersedes the snapshot, and the snapshot is rewritten when it
+    /// changed; a snapshot existing does not skip the comparison.
     Always,
-    /// Only when the project has no snapshot yet (`serve`, which then answers
-    /// the physical tools from it).
-    WhenNoSnapshot,
     Never,
 }
 
@@ -68,7 +68,7 @@ impl Default for SessionOptions {
             audit: true,
             max_rows: None,
             timeout: None,
-            introspect: Introspect::WhenNoSnapshot,
+            introspect: Introspect::Always,
             require_engine: false,
             toolsets: Toolsets::default(),
             allow_writes: None,
@@ -103,8 +103,11 @@ pub struct Session {
     limits: Limits,
     retries: RetryTracker,
     audit: Option<AuditLog>,
-    /// Where the live source disagreed with the model when it was opened.
-    drift: Vec<crate::catalog::Drift>,
+    /// Where the live source disagrees with the model: found when the
+    /// source opened, and again after an engine failure (re-checked).
+    drift: std::sync::RwLock<Vec<crate::catalog::Drift>>,
+    /// Why the source could not be opened, when it could not.
+    open_error: Option<String>,
     toolsets: Toolsets,
     /// Makes and checks the provider tools' page tokens.
     pager: Pager,
@@ -120,22 +123,20 @@ impl Session {
     pub fn open(project: Project, options: SessionOptions) -> Result<Session, SessionError> {
         let source = options.source.as_deref().map(|s| engine::resolve_source(s, Path::new("."))).or_else(|| project.source());
         let writable = options.allow_writes.is_some();
+        let mut open_error = None;
         let engine = match source.as_deref().map(|s| engine::open_for(s, writable)) {
             Some(Ok(e)) => Some(e),
             Some(Err(e)) if options.require_engine => return Err(SessionError::Engine(e)),
             Some(Err(e)) => {
                 tracing::warn!("source not opened, get_metric will only dry-run: {e}");
+                open_error = Some(e.to_string());
                 None
             }
             None if options.require_engine => return Err(SessionError::NoSource),
             None => None,
         };
         let mut project = project;
-        let introspect = match options.introspect {
-            Introspect::Always => true,
-            Introspect::WhenNoSnapshot => project.catalog.is_none(),
-            Introspect::Never => false,
-        };
+        let introspect = options.introspect == Introspect::Always;
         let mut drift = Vec::new();
         if let (true, Some(e)) = (introspect, &engine) {
             (project, drift) = refresh_catalog(project, e.as_ref(), options.require_engine)?;
@@ -154,7 +155,8 @@ impl Session {
             limits,
             retries: RetryTracker::new(),
             audit,
-            drift,
+            drift: std::sync::RwLock::new(drift),
+            open_error,
             toolsets,
             pager: Pager::new(),
             allow_writes: options.allow_writes,
@@ -171,7 +173,8 @@ impl Session {
             limits,
             retries: RetryTracker::new(),
             audit: None,
-            drift: Vec::new(),
+            drift: std::sync::RwLock::new(Vec::new()),
+            open_error: None,
             toolsets: Toolsets::default(),
             pager: Pager::new(),
             allow_writes: None,
@@ -221,16 +224,16 @@ impl Session {
     /// `call_cancellable` for one client session (`client` binds the page
     /// tokens it is given: another client cannot use them).
     pub fn call_as(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
-        if let Some(open) = self.retries.breaker(tool, args) {
+        if let Some(open) = self.retries.breaker(client, tool, args) {
             return self.record(tool, args, open);
         }
         if provider::PROVIDER_TOOLS.contains(&tool) {
             let env = self.call_provider(client, tool, args, cancel);
-            let env = self.retries.observe(tool, args, env);
+            let env = self.retries.observe(client, tool, args, env);
             return self.record(tool, args, env);
         }
         if let Some(drifted) = self.drift_touched(tool, args) {
-            let env = self.retries.observe(tool, args, drifted);
+            let env = self.retries.observe(client, tool, args, drifted);
             return self.record(tool, args, env);
         }
         let project = self.project();
@@ -250,13 +253,17 @@ impl Session {
                 let env = surface::invoke(&project, tool, args, Execution::DryRun);
                 // Only a get_metric that planned fine and was meant to run needs the source.
                 if tool == "get_metric" && env.status() == Status::Success && !surface::is_dry_run(args) {
-                    surface::no_source(args)
+                    match &self.open_error {
+                        Some(why) => surface::unreachable_source(args, why),
+                        None => surface::no_source(args),
+                    }
                 } else {
                     env
                 }
             }
         };
-        let env = self.retries.observe(tool, args, env);
+        let env = self.recheck_drift(tool, args, env);
+        let env = self.retries.observe(client, tool, args, env);
         self.record(tool, args, env)
     }
 
@@ -297,7 +304,8 @@ impl Session {
     /// (which would fail with a bare SQL error), naming what changed and how
     /// to reconcile the model.
     fn drift_touched(&self, tool: &str, args: &Json) -> Option<Envelope> {
-        if tool != "get_metric" || self.drift.is_empty() || surface::is_dry_run(args) {
+        let drift = self.drift.read().unwrap_or_else(|p| p.into_inner());
+        if tool != "get_metric" || drift.is_empty() || surface::is_dry_run(args) {
             return None;
         }
         let parsed: semantic::GetMetricArgs = serde_json::from_value(args.clone()).ok()?;
@@ -309,8 +317,7 @@ impl Session {
             touched.push(&c.anchor.entity);
             touched.extend(c.joins.iter().chain(c.semi_joins.iter().flat_map(|s| s.steps.iter())).map(|j| j.to.entity.as_str()));
         }
-        let hits: Vec<&crate::catalog::Drift> = self
-            .drift
+        let hits: Vec<&crate::catalog::Drift> = drift
             .iter()
             // A column that now accepts NULL still answers (`check` reports it).
             .filter(|d| d.code != "nullability_changed")
@@ -323,16 +330,62 @@ impl Session {
         let what: Vec<&str> = hits.iter().map(|d| d.what.as_str()).collect();
         let dir = project.dir.display();
         let message = format!(
-            "The source changed under the model: {}. The request reads it, so it is not run. Reconcile the model (`schemabrain check --project {dir} --source ...` lists every change), then retry.",
+            "The source changed under the model: {}. The request reads it, so it is not run; the catalog snapshot now holds the live source. Reconcile the model (`schemabrain check --project {dir} --source SOURCE` lists every change), then retry; describe_entity shows what the model reads.",
             what.join("; ")
         );
         let entity = hits.first().map(|h| h.entity.clone()).unwrap_or_default();
         let env = Envelope::error(ToolError::new(FailureKind::SchemaDrift, message, Recovery::call("describe_entity", serde_json::json!({"name": entity}))));
         Some(env.with_next_action(crate::envelope::NextAction::instruct(
             "Tell the user the model is out of date with the source; other metrics may still answer.",
-            Some(format!("schemabrain check --project {dir}")),
+            Some(format!("schemabrain check --project {dir} --source SOURCE")),
             false,
         )))
+    }
+
+    /// The drift this session knows of (tests and `serve` logs).
+    pub fn drift(&self) -> Vec<crate::catalog::Drift> {
+        self.drift.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A get_metric the engine rejected may have met a source that changed
+    /// since the session opened (a column dropped, a table renamed): the
+    /// live catalog is read again (metadata only), the snapshot refreshed,
+    /// and when the new drift touches the request the answer is
+    /// `schema_drift` instead of the engine's bare error. A source that
+    /// cannot be reached for that re-read is answered as unreachable.
+    fn recheck_drift(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
+        let engine_rejected = env.tool_error().is_some_and(|e| e.code() == crate::envelope::ErrorCode::QueryFailed && e.kind() == crate::envelope::ErrorKind::InternalError);
+        let Some(engine) = self.engine.as_deref() else { return env };
+        if tool != "get_metric" || !engine_rejected {
+            return env;
+        }
+        let current = self.project();
+        let live = match engine.introspect() {
+            Ok(c) => crate::catalog::keep_stats(current.catalog.as_ref(), c),
+            // The source went away while serving: say so, not "a bug".
+            Err(e @ EngineError::Connect { .. }) => return surface::unreachable_source(args, &e.to_string()),
+            Err(e) => {
+                tracing::warn!("the live catalog could not be re-read after an engine failure: {e}");
+                return env;
+            }
+        };
+        let drift = crate::catalog::drift(&current.model, &live);
+        if current.catalog.as_ref() == Some(&live) && drift.is_empty() {
+            return env;
+        }
+        if let Err(e) = live.save_snapshot(&current.dir) {
+            tracing::warn!("could not write the catalog snapshot: {e}");
+        }
+        let refreshed = if drift.is_empty() {
+            // Changed only where the model does not read: take it whole.
+            (*current).clone().with_catalog(live.clone()).unwrap_or_else(|_| Project { catalog: Some(live), ..(*current).clone() })
+        } else {
+            // The model keeps what it declared; the physical tools see the truth.
+            Project { catalog: Some(live), ..(*current).clone() }
+        };
+        *self.project.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(refreshed);
+        *self.drift.write().unwrap_or_else(|p| p.into_inner()) = drift;
+        self.drift_touched(tool, args).unwrap_or(env)
     }
 
     /// Compiles without running, whatever the session's engine (`compile`).
@@ -346,11 +399,41 @@ impl Session {
     fn record(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
         let Some(log) = &self.audit else { return env };
         let kind = env.tool_error().map(|e| e.kind().as_str());
-        match log.append(tool, env.status().as_str(), kind, args, env.trace_id()) {
+        let detail = match env.tool_error() {
+            None => crate::audit::Detail::default(),
+            Some(e) => {
+                let r = e.recovery();
+                let suggested = r.suggested_tool().map(|t| (t, r.suggested_args().map(|a| Json::Object(a.clone())).unwrap_or(Json::Null)));
+                crate::audit::Detail {
+                    pii_categories: e.pii_categories().to_vec(),
+                    recovery: Some(crate::audit::RecoveryRecord::of(suggested.as_ref().map(|s| s.0), suggested.as_ref().map(|s| &s.1))),
+                }
+            }
+        };
+        match log.append_detailed(tool, env.status().as_str(), kind, args, env.trace_id(), detail) {
             Ok(rec) => env.with_fingerprint(rec.hash),
             Err(e) => {
                 tracing::error!("audit append failed: {e}");
                 env
+            }
+        }
+    }
+
+    /// Records an MCP read that is not a tool call (`resources/read`,
+    /// `prompts/get`, `completion/complete`): what was asked (hashed), and
+    /// whether it answered. Returns the record's hash.
+    pub fn record_read(&self, method: &str, args: &Json, outcome: Result<(), &str>) -> Option<String> {
+        let log = self.audit.as_ref()?;
+        let trace = uuid::Uuid::new_v4().simple().to_string();
+        let (status, kind) = match outcome {
+            Ok(()) => ("success", None),
+            Err(kind) => ("error", Some(kind)),
+        };
+        match log.append(method, status, kind, args, &trace) {
+            Ok(rec) => Some(rec.hash),
+            Err(e) => {
+                tracing::error!("audit append failed: {e}");
+                None
             }
         }
     }
@@ -385,12 +468,14 @@ fn refresh_catalog(project: Project, engine: &dyn Engine, strict: bool) -> Resul
             tracing::warn!("could not write the catalog snapshot: {e}");
         }
     }
-    match project.clone().with_catalog(catalog) {
+    match project.clone().with_catalog(catalog.clone()) {
         Ok(p) => Ok((p, drift)),
-        Err(d) if strict => Err(SessionError::Project(d)),
+        // Drift is answered per request (`schema_drift`), not by refusing to open.
+        Err(d) if strict && drift.is_empty() => Err(SessionError::Project(d)),
         Err(d) => {
             tracing::warn!("the catalog disagrees with the model:\n{d}");
-            Ok((project, drift))
+            // The model keeps what it declared; the physical tools see the live catalog.
+            Ok((Project { catalog: Some(catalog), ..project }, drift))
         }
     }
 }

@@ -395,7 +395,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "get_table_schema",
             title: "Get a table's schema",
-            description: "Use this before writing SQL against a table (`schema.table`): columns with types, keys and PII flags (blocked columns redacted). \
+            description: "Use this when you are about to write SQL against a table (`schema.table`) and need its columns with types, keys and PII flags (blocked columns redacted). \
                 Use describe_entity instead when the table is a modelled entity. \
                 Compositions: list_tables → get_table_schema → query_sql.",
             tokens_estimate: 700,
@@ -408,9 +408,9 @@ pub fn provider_specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "query_sql",
             title: "Run read-only SQL",
-            description: "Use this only when no governed metric answers (list_metrics first): runs one read-only SELECT over catalog tables, paged (page_size, page_token), \
+            description: "Use this when no governed metric answers (check list_metrics first) and you need rows from catalog tables: runs one read-only SELECT, paged (page_size, page_token), \
                 with PII columns refused except under COUNT; dry_run checks without running. \
-                Use get_metric instead for any number the semantic layer defines. \
+                Use get_metric instead when the semantic layer defines the number. \
                 Compositions: get_table_schema → query_sql; query_sql with page_token for more rows.",
             tokens_estimate: 2000,
             latency_hint: "moderate",
@@ -449,7 +449,7 @@ pub fn provider_specs() -> Vec<ToolSpec> {
             name: "sample_table",
             title: "Sample a table",
             description: "Use this when you need to see what a table's rows look like (up to 100, by primary key): PII columns are left out and listed as masked. \
-                Use query_sql instead for rows that answer a question. \
+                Use query_sql instead when you need the rows that answer a question. \
                 Compositions: get_table_schema → sample_table → query_sql.",
             tokens_estimate: 900,
             latency_hint: "fast",
