@@ -1085,20 +1085,19 @@ fn read_policy(r: &mut Reader<'_>, doc: &Node) -> Option<PiiPolicy> {
             None
         }
     });
-    let quasi_identifiers = match map.get("quasi_identifiers") {
-        Some(f) => {
-            let cats = read_categories(r, f, "quasi_identifiers").unwrap_or_default();
-            let never: Vec<&String> = cats.iter().filter(|c| block.contains(c) || super::CATASTROPHIC_CATEGORIES.contains(&c.as_str())).collect();
-            if !never.is_empty() {
-                let list: Vec<&str> = never.iter().map(|c| c.as_str()).collect();
-                r.error(f.line, "quasi_identifiers", format!("blocked categories cannot be quasi-identifiers: {}", list.join(", ")));
-            }
-            cats
-        }
-        None => Vec::new(),
-    };
+    // Every category the policy does not block may now be grouped and
+    // filtered under the minimum group size: a list of the admitted ones
+    // would silently admit more than its author meant, so it is an error
+    // that says what to write instead.
+    if let Some(f) = map.get("quasi_identifiers") {
+        r.error(
+            f.line,
+            "quasi_identifiers",
+            "`quasi_identifiers` is no longer read: every category the policy does not `block` may be grouped by or filtered on, with groups of fewer than `min_group_size` people withheld; add the categories to refuse to `block` and remove `quasi_identifiers`".to_string(),
+        );
+    }
     let masking = map.get("masking").map(|f| read_masking(r, f)).unwrap_or_default();
-    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, quasi_identifiers, masking, defined_at: Some(origin_at(r, &map)) })
+    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, masking, defined_at: Some(origin_at(r, &map)) })
 }
 
 /// `masking`: a mapping of a category or `schema.table.column` to a method.

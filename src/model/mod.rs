@@ -443,39 +443,44 @@ impl Column {
     /// column it may read. Over-approximates (function names and keywords
     /// come too); the caller keeps those that are columns.
     pub fn reads(&self) -> Vec<String> {
-        let Some(expr) = &self.expr else { return Vec::new() };
-        let mut out = Vec::new();
-        let mut chars = expr.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '\'' => {
-                    // A string literal ('' is a quote inside it).
-                    while let Some(x) = chars.next() {
-                        if x == '\'' && chars.peek() != Some(&'\'') {
-                            break;
-                        }
-                        if x == '\'' {
-                            chars.next();
-                        }
+        self.expr.as_deref().map(expr_words).unwrap_or_default()
+    }
+}
+
+/// The words of an SQL expression that may name columns (identifiers
+/// outside string literals; `"quoted"` ones unquoted): `Column::reads`.
+pub fn expr_words(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = expr.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                // A string literal ('' is a quote inside it).
+                while let Some(x) = chars.next() {
+                    if x == '\'' && chars.peek() != Some(&'\'') {
+                        break;
                     }
-                }
-                '"' | '`' => {
-                    let word: String = chars.by_ref().take_while(|x| *x != c).collect();
-                    out.push(word);
-                }
-                c if c.is_alphabetic() || c == '_' => {
-                    let mut word = c.to_string();
-                    while let Some(x) = chars.peek().copied().filter(|x| x.is_alphanumeric() || *x == '_') {
-                        word.push(x);
+                    if x == '\'' {
                         chars.next();
                     }
-                    out.push(word);
                 }
-                _ => {}
             }
+            '"' | '`' => {
+                let word: String = chars.by_ref().take_while(|x| *x != c).collect();
+                out.push(word);
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let mut word = c.to_string();
+                while let Some(x) = chars.peek().copied().filter(|x| x.is_alphanumeric() || *x == '_') {
+                    word.push(x);
+                    chars.next();
+                }
+                out.push(word);
+            }
+            _ => {}
         }
-        out
     }
+    out
 }
 
 /// Why a computed column's expression cannot be one SQL expression, by its
@@ -1052,14 +1057,12 @@ pub struct PiiPolicy {
     /// Keyed by `schema.table.column`: tags `schemabrain index` inferred from
     /// names and sampled values, used where no override says otherwise.
     pub inferred: BTreeMap<String, ColumnTag>,
-    /// The minimum group size (k): when set, a column whose categories are
-    /// all quasi-identifiers may be grouped by, bucketed by or filtered on;
-    /// every answer row computed over fewer than k distinct people (the
-    /// column's entity) is withheld. Unset: such columns are refused.
+    /// The minimum group size (k) the policy sets: a personal column of a
+    /// category it does not block may be grouped by, bucketed by or
+    /// filtered on, and every answer row computed over fewer than k
+    /// distinct people (the column's entity) is withheld. Unset: the
+    /// default (`min_group_size()`).
     pub min_group_size: Option<u32>,
-    /// The categories `min_group_size` admits (default: `location` and
-    /// `demographic_protected`); never a blocked or catastrophic one.
-    pub quasi_identifiers: Vec<String>,
     /// How free SQL (query_sql, materialize_sql) and preview_masked show a
     /// PII column instead of refusing it. Keyed by category or by
     /// `schema.table.column` (which wins); get_metric ignores it.
@@ -1111,8 +1114,9 @@ impl MaskMethod {
     }
 }
 
-/// The categories `min_group_size` admits when the policy names none.
-pub const DEFAULT_QUASI_IDENTIFIERS: [&str; 2] = ["location", "demographic_protected"];
+/// The minimum group size when the policy sets none: results grouped or
+/// filtered on a personal column never rest on fewer than 5 people.
+pub const DEFAULT_MIN_GROUP_SIZE: u32 = 5;
 
 impl PiiPolicy {
     /// Whether `category` is blocked: the policy's own or the catastrophic
@@ -1191,18 +1195,10 @@ impl PiiPolicy {
         }
     }
 
-    /// k, when set and when every one of `categories` is a quasi-identifier
-    /// the policy admits under it.
-    pub fn k_for(&self, categories: &[String]) -> Option<u32> {
-        let k = self.min_group_size?;
-        let quasi = |c: &String| {
-            if self.quasi_identifiers.is_empty() {
-                DEFAULT_QUASI_IDENTIFIERS.contains(&c.as_str())
-            } else {
-                self.quasi_identifiers.contains(c)
-            }
-        };
-        (!categories.is_empty() && categories.iter().all(quasi)).then_some(k)
+    /// The minimum group size (k) every result grouped or filtered on a
+    /// personal column applies: the policy's, else the default.
+    pub fn min_group_size(&self) -> u32 {
+        self.min_group_size.unwrap_or(DEFAULT_MIN_GROUP_SIZE)
     }
 }
 

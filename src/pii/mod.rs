@@ -4,16 +4,24 @@
 //! then the name classifier) and the checks `get_metric` applies before any
 //! SQL exists.
 //!
-//! Owns which categories a column carries and which are blocked.
+//! Owns which categories a column carries, which are blocked, and the rule
+//! (DESIGN, PII): a blocked category (or the floor) is refused in every
+//! use; a personal column of another category may be grouped, bucketed and
+//! filtered with the minimum group size applied; MIN/MAX of any personal
+//! column is refused (one raw value); a presence test reveals no value.
 //!
 //! Architecture invariant: depends on `model` only (the catalog's column
-//! names reach it through the model's overlaid columns and table refs);
-//! never on SQL or engines. Refusals name only categories that caused them.
+//! names reach it through the model's overlaid columns and table refs),
+//! and on sqlparser's parser alone to find presence tests in a computed
+//! column (`presence`); never on our `sql` module or engines. Refusals
+//! name only categories that caused them.
 
 mod classify;
+mod presence;
 mod values;
 
 pub use classify::classify_name;
+pub use presence::value_words;
 /// Lower-case words of an identifier (snake_case, camelCase), as the classifier splits them.
 #[cfg(feature = "app")]
 pub(crate) use classify::words as identifier_words;
@@ -99,8 +107,9 @@ impl Decision {
         !self.blocked_categories.is_empty() || self.catastrophic
     }
 
-    /// Any PII category: the column may be counted over, never listed
-    /// (group-by, time bucket, filter, MIN/MAX are refused).
+    /// Any PII category: free SQL counts over it and never lists it;
+    /// get_metric groups, buckets and filters on it only with the minimum
+    /// group size applied (when not blocked), and refuses MIN/MAX of it.
     pub fn guarded(&self) -> bool {
         self.tag.is_tagged()
     }
@@ -215,11 +224,11 @@ impl Role {
 /// Why a request touching PII is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RefusalReason {
-    /// A touched column carries a blocked category (policy or floor).
+    /// A column read for its value carries a blocked category (policy or floor).
     Blocked,
-    /// A column used in a revealing role carries a PII category, whatever
-    /// the policy blocks.
-    Guarded { role: Role, column: String },
+    /// MIN or MAX of a personal column: the answer would be one person's
+    /// raw value, whatever the group size.
+    RawValue { column: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,16 +238,18 @@ pub struct Refusal {
     pub categories: Vec<String>,
 }
 
-/// The columns a plan touches, by role.
+/// The columns a plan touches, by role. Presence tests (`IS [NOT] NULL`
+/// on a column, `COUNT(col)`, a computed column's bare `col IS NULL`) are
+/// left out by the caller: they read no value.
 pub struct Touched<'a> {
-    /// `(entity, column)` of every column read anywhere (measure, time,
-    /// group-by, filter, join keys on every hop).
+    /// `(entity, column)` of every column read for its value anywhere
+    /// (measure, time, group-by, filter, join keys on every hop).
     pub all: Vec<(&'a str, &'a str)>,
     /// Columns whose values the answer would reveal, with how.
     pub revealing: Vec<(Role, &'a str, &'a str)>,
 }
 
-/// A revealing use the policy's minimum group size admits: the answer
+/// A revealing use of a personal column the policy admits: the answer
 /// must withhold rows computed over fewer than `k` people.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Admitted<'a> {
@@ -249,11 +260,11 @@ pub struct Admitted<'a> {
     pub categories: Vec<String>,
 }
 
-/// Checks the touched columns against the policy; a blocked column anywhere
-/// wins over a guarded one in a revealing role. A guarded column whose
-/// categories are all quasi-identifiers under the policy's `min_group_size`
-/// is admitted (grouping, bucketing, filtering; never MIN/MAX): the caller
-/// must then withhold small groups or refuse.
+/// Checks the touched columns against the policy: a blocked category
+/// anywhere is refused (and wins); MIN/MAX of a personal column is refused;
+/// every other revealing use of a personal column is admitted under the
+/// policy's minimum group size, and the caller must then withhold small
+/// groups or refuse.
 pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Admitted<'a>>, Refusal> {
     // Runs for every column of every request: categories are borrowed and
     // the blocked rule asked per category, nothing built per column.
@@ -280,10 +291,16 @@ pub fn check<'a>(model: &SemanticModel, touched: &Touched<'a>) -> Result<Vec<Adm
         found.for_each(|cat| cats.push(cat.to_string()));
         cats.sort();
         cats.dedup();
-        match policy.k_for(&cats) {
-            Some(k) if *role != Role::MinMax => admitted.push(Admitted { role: *role, entity: e, column: c, k, categories: cats }),
-            _ => return Err(Refusal { reason: RefusalReason::Guarded { role: *role, column: format!("{e}.{c}") }, categories: cats }),
+        // A revealing use that is not also read would slip past the blocked
+        // rule above: refuse it here too.
+        let blocked: Vec<String> = cats.iter().filter(|c| policy.blocks(c)).cloned().collect();
+        if !blocked.is_empty() {
+            return Err(Refusal { reason: RefusalReason::Blocked, categories: blocked });
         }
+        if *role == Role::MinMax {
+            return Err(Refusal { reason: RefusalReason::RawValue { column: format!("{e}.{c}") }, categories: cats });
+        }
+        admitted.push(Admitted { role: *role, entity: e, column: c, k: policy.min_group_size(), categories: cats });
     }
     Ok(admitted)
 }

@@ -336,7 +336,7 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     let (computed, floor) = {
         let read = super::pii::columns_read(model, metric, &plan, q);
         let computed = computed_read(model, metric, &plan, &read);
-        (computed, super::pii::check(model, metric, &plan, q, read)?)
+        (computed, super::pii::check(model, metric, &plan, q)?)
     };
     give_computed(&mut plan, computed);
     if let Some((floor, note)) = floor {

@@ -1,8 +1,9 @@
-//! The minimum group size (k) for quasi-identifiers (issue 13, item 4):
-//! with `min_group_size` in the policy, a location or protected-demographic
-//! column may be grouped by, bucketed by or filtered on, and every answer
-//! row computed over fewer than k distinct people is left out, never shown
-//! as 0 or NULL. Checked against a brute-force evaluator over generated
+//! The minimum group size (k) (issue 13, item 4; issue 33, item 9): a
+//! personal column of a category the policy does not block (here location
+//! and protected demographics) may be grouped by, bucketed by or filtered
+//! on, and every answer row computed over fewer than k distinct people is
+//! left out, never shown as 0 or NULL; k is the policy's `min_group_size`,
+//! else the default (5). Checked against a brute-force evaluator over generated
 //! data where zip codes hold 1 to 6 customers, for each way the planner
 //! lowers an aggregate: direct, deduplicated across a to-many join, two
 //! hops away, several components (a ratio), a cumulative time spine, an
@@ -162,7 +163,12 @@ struct Group {
 
 /// The groups of at least K people, as key → value.
 fn kept(groups: BTreeMap<Vec<String>, Group>) -> BTreeMap<Vec<String>, f64> {
-    groups.into_iter().filter(|(_, g)| g.people.len() >= K).map(|(k, g)| (k, g.value)).collect()
+    kept_at(groups, K)
+}
+
+/// The groups of at least `k` people, as key → value.
+fn kept_at(groups: BTreeMap<Vec<String>, Group>, k: usize) -> BTreeMap<Vec<String>, f64> {
+    groups.into_iter().filter(|(_, g)| g.people.len() >= k).map(|(key, g)| (key, g.value)).collect()
 }
 
 fn number(v: &Json) -> f64 {
@@ -335,22 +341,50 @@ fn uses_that_cannot_be_counted_stay_refused() {
         assert!(message.contains(want), "{args}: `{want}` in {message}");
     };
     // MAX returns one raw value, whatever k.
-    refused(json!({"name": "latest_birth"}), "would return a raw personal value");
+    refused(json!({"name": "latest_birth"}), "would return one person's raw value");
     // Orders are reached from customers over a to-many join: counting them would change the count.
     refused(json!({"name": "customer_count", "group_by": ["order.ship_zip"]}), "reached over a to-many join");
 
-    // Without min_group_size, grouping by a zip is refused as before.
-    let (p, _engine) = shop("no-k", &format!("version: 1\n{POLICY_TAGS}"), &d);
-    let env = serde_json::to_value(tools::call(&p, "get_metric", &json!({"name": "revenue", "group_by": ["customer.zip"]}), Execution::DryRun)).unwrap();
+    // A blocked category stays refused, whatever k.
+    let (p, _engine) = shop("k3-blocked", &format!("version: 1\nmin_group_size: {K}\nblock: [location]\n{POLICY_TAGS}"), &d);
+    let env = call_on(&p, json!({"name": "revenue", "group_by": ["customer.zip"]}));
     assert_eq!(env["error"]["kind"], "pii_blocked", "{env:#}");
+    assert_eq!(env["error"]["pii_categories"], json!(["location"]), "{env:#}");
+}
+
+fn call_on(p: &Project, args: Json) -> Json {
+    serde_json::to_value(tools::call(p, "get_metric", &args, Execution::DryRun)).unwrap()
+}
+
+/// Without `min_group_size` the default k (5) applies: grouping by a zip
+/// answers with the zips of fewer than 5 customers left out. (Before issue
+/// 33 this was refused; the policy decides now, and it blocks nothing here.)
+#[test]
+fn without_min_group_size_the_default_applies() {
+    let d = data();
+    let (p, engine) = shop("default-k", &format!("version: 1\n{POLICY_TAGS}"), &d);
+    let customer: BTreeMap<i64, &Customer> = d.customers.iter().map(|c| (c.id, c)).collect();
+    let mut g: BTreeMap<Vec<String>, Group> = BTreeMap::new();
+    for o in &d.orders {
+        let e = g.entry(vec![customer[&o.customer].zip.clone()]).or_default();
+        e.value += o.amount as f64;
+        e.people.insert(o.customer);
+    }
+    let zips = g.len();
+    let oracle = kept_at(g, 5);
+    assert!(!oracle.is_empty() && oracle.len() < zips, "zips on both sides of 5");
+    let env = serde_json::to_value(tools::call(&p, "get_metric", &json!({"name": "revenue", "group_by": ["customer.zip"], "limit": 1000}), Execution::run(&engine, limits()))).unwrap();
+    assert_same("revenue by zip, default k", &answer(&env, 1, None), &oracle, &env);
+    assert!(env.to_string().contains("min_group_size is 5"), "{env:#}");
 }
 
 #[test]
 fn the_policy_rejects_a_bad_minimum_group_size() {
     for (policy, want) in [
         ("version: 1\nmin_group_size: 1\n", "min_group_size"),
-        ("version: 1\nmin_group_size: 5\nquasi_identifiers: [location, credential]\n", "credential"),
-        ("version: 1\nmin_group_size: 5\nquasi_identifiers: [zip]\n", "quasi_identifiers"),
+        ("version: 1\nmin_group_size: 0\n", "min_group_size"),
+        // The list of admitted categories is gone: every unblocked one is admitted.
+        ("version: 1\nmin_group_size: 5\nquasi_identifiers: [location]\n", "add the categories to refuse to `block`"),
     ] {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pii-groups-bad");
         let _ = std::fs::remove_dir_all(&dir);

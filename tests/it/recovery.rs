@@ -257,20 +257,27 @@ fn pii_blocked_by_policy_names_only_blocked_categories() {
 
 #[test]
 fn the_catastrophic_floor_is_always_blocked() {
-    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.password_hash", "op": "is_null"}]}));
+    let (cats, _, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.password_hash", "op": "eq", "value": "x"}]}));
     assert_eq!(cats, vec!["credential"]);
+    // A presence test reveals no value: allowed on any column (issue 33, item 9).
+    let env = dry(json!({"name": "order_count", "filters": [{"column": "customer.password_hash", "op": "is_null"}]}));
+    assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
 }
 
 #[test]
-fn grouping_or_filtering_by_any_pii_is_refused_but_counting_over_it_answers() {
-    // Stricter than the reference, which lets a filter on unblocked PII run:
-    // a filter singles out the people holding a chosen value (issue 13).
-    let (cats, msg, _) = refused(json!({"name": "order_count", "group_by": ["customer.date_of_birth"]}));
-    assert_eq!(cats, vec!["demographic_protected"]);
-    assert!(msg.contains("customer.date_of_birth"), "{msg}");
-    let (cats, msg, _) = refused(json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}));
-    assert_eq!(cats, vec!["demographic_protected"]);
-    assert!(msg.contains("filtering on `customer.date_of_birth`"), "{msg}");
+fn grouping_or_filtering_by_unblocked_pii_withholds_small_groups() {
+    // The policy decides (issue 33, item 9): demographic_protected is not
+    // blocked by the demo policy, so grouping and filtering on the birth
+    // date answer, with groups of fewer than 5 customers withheld.
+    for args in [
+        json!({"name": "order_count", "group_by": ["customer.date_of_birth"]}),
+        json!({"name": "order_count", "filters": [{"column": "customer.date_of_birth", "op": "lt", "value": "1970-01-01"}]}),
+    ] {
+        let env = dry(args.clone());
+        assert_eq!(env.status(), Status::Success, "{args}");
+        let sql = env.data().unwrap()["sql"].as_str().unwrap().to_string();
+        assert!(sql.contains("HAVING") && sql.contains("count(DISTINCT \"customer\".\"id\") >= 5"), "{args}: {sql}");
+    }
     // Reading the table that holds PII, without revealing it, answers.
     let env = dry(json!({"name": "order_count", "group_by": ["customer.segment"]}));
     assert_eq!(env.status(), Status::Success);

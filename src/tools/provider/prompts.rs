@@ -120,7 +120,8 @@ fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptErr
         let d = &l.decision;
         let line = format!("- {} ({})", l.shown, d.shown_categories().join(", "));
         if let Some(m) = d.mask {
-            masked.push(format!("- {} ({}; shown as {} in free SQL, refused by get_metric)", l.shown, d.shown_categories().join(", "), m.as_str()));
+            let metric = if d.redacted() { "refused by get_metric" } else { "grouped by get_metric only with small groups withheld" };
+            masked.push(format!("- {} ({}; shown as {} in free SQL, {metric})", l.shown, d.shown_categories().join(", "), m.as_str()));
         } else if d.redacted() {
             blocked.push(line);
         } else if d.guarded() {
@@ -135,7 +136,11 @@ fn sensitive_columns(project: &Project, table: &str) -> Result<String, PromptErr
         text.push_str(&format!("Never read, in any form (blocked by the PII policy):\n{}\n", blocked.join("\n")));
     }
     if !counted.is_empty() {
-        text.push_str(&format!("Only counted, never listed, grouped or filtered on:\n{}\n", counted.join("\n")));
+        let k = policy.min_group_size();
+        text.push_str(&format!(
+            "Never listed; free SQL only counts them; get_metric groups and filters on them with every group of fewer than {k} people withheld:\n{}\n",
+            counted.join("\n")
+        ));
     }
     if !masked.is_empty() {
         text.push_str(&format!("Masked by the policy (preview_masked shows how):\n{}\n", masked.join("\n")));
