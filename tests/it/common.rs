@@ -123,3 +123,35 @@ pub fn kill_after_first_write(command: &mut std::process::Command, dir: &Path, l
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Whether this run is CI: `CI=true` (or `CI=1`). `.ci/run` sets it itself.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether the run asked to skip what needs a server or an outside engine:
+/// `SCHEMABRAIN_SKIP_SERVERS=1` (never honoured under CI).
+pub fn skipping_servers() -> bool {
+    std::env::var("SCHEMABRAIN_SKIP_SERVERS").is_ok_and(|v| v == "1" || v == "true")
+}
+
+/// A server (or a Python client, Java, a wheel) a test needs is missing: the
+/// test fails, unless `SCHEMABRAIN_SKIP_SERVERS=1` asked for skipping and
+/// this is not CI; then it says so on stderr, past libtest's capture (a
+/// plain `cargo test` shows the line), and returns `None` for the test to
+/// return early.
+pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
+    let message = format!("{what} is unavailable: {why}");
+    if in_ci() {
+        panic!("{message} (CI=true: a missing server is a failure, SCHEMABRAIN_SKIP_SERVERS is not honoured)");
+    }
+    if !skipping_servers() {
+        panic!("{message} (set SCHEMABRAIN_SKIP_SERVERS=1 to skip the tests that need it)");
+    }
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    // Straight to the process's stderr: libtest captures `eprintln!` of a
+    // passing test, not writes to the stream itself.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "*** SKIPPED (SCHEMABRAIN_SKIP_SERVERS=1) {test}: {message} ***");
+    None
+}
