@@ -155,3 +155,18 @@ pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
     let _ = writeln!(std::io::stderr().lock(), "*** SKIPPED (SCHEMABRAIN_SKIP_SERVERS=1) {test}: {message} ***");
     None
 }
+
+/// The PII value a returned cell shows, if any, compared case-insensitively
+/// as substrings: the cell holds a value (`upper(email)`, a concatenation)
+/// or a stretch of at least 10 characters of one (`substr(email, 1, 10)`;
+/// shorter stretches are words that clean columns hold too: a street's
+/// "Garden" is also a product category).
+pub fn pii_leak<'a>(cell: &str, values: impl IntoIterator<Item = &'a String>) -> Option<String> {
+    let cell = cell.to_lowercase();
+    values.into_iter().find_map(|v| {
+        let v_low = v.to_lowercase();
+        let holds = v_low.chars().count() >= 4 && cell.contains(&v_low);
+        let part = cell.chars().count() >= 10 && v_low.contains(&cell);
+        (holds || part).then(|| v.clone())
+    })
+}
