@@ -153,7 +153,32 @@ pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
     // passing test, not writes to the stream itself.
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "*** SKIPPED (SCHEMABRAIN_SKIP_SERVERS=1) {test}: {message} ***");
+    // And once more under libtest's summary, when the binary exits.
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if skipped.is_empty() {
+        // SAFETY: registers a plain extern "C" fn with no captured state.
+        unsafe {
+            libc::atexit(print_skipped);
+        }
+    }
+    skipped.push(test);
     None
+}
+
+/// The tests `unavailable` skipped, for the summary at exit.
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+extern "C" fn print_skipped() {
+    use std::io::Write;
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    skipped.sort();
+    skipped.dedup();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n*** {} tests SKIPPED for a missing server (SCHEMABRAIN_SKIP_SERVERS=1); they passed without checking anything:\n    {}\n",
+        skipped.len(),
+        skipped.join("\n    ")
+    );
 }
 
 /// The PII value a returned cell shows, if any, compared case-insensitively
