@@ -195,3 +195,14 @@ pub fn pii_leak<'a>(cell: &str, values: impl IntoIterator<Item = &'a String>) ->
         (holds || part).then(|| v.clone())
     })
 }
+
+#[test]
+fn the_leak_net_matches_values_inside_cells_in_any_case() {
+    let values = ["ana.smith42@example.com".to_string(), "+1-555-0001234".to_string()];
+    for cell in ["ANA.SMITH42@EXAMPLE.COM", "x ana.smith42@example.com y", "ana.smith4", "Phone: +1-555-0001234", "555-000123"] {
+        assert!(pii_leak(cell, &values).is_some(), "{cell}");
+    }
+    for cell in ["example", "garden", "smith", "2024-01-01", ""] {
+        assert!(pii_leak(cell, &values).is_none(), "{cell}");
+    }
+}

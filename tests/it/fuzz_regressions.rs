@@ -103,7 +103,7 @@ const READS_SSN: &[&str] = &[
     "WITH t AS (SELECT ssn AS s FROM customers) SELECT s FROM t",
     "SELECT (SELECT max(ssn) FROM customers) AS x",
     "SELECT o.id FROM orders o JOIN customers c ON c.ssn = o.customer_id",
-    "SELECT to_json(c) FROM customers c",
+    "SELECT hash(c) FROM customers c",
     "SELECT c FROM customers c",
     "SELECT id FROM customers GROUP BY ssn, id",
     "SELECT id FROM customers UNION SELECT ssn FROM customers",

@@ -93,7 +93,7 @@ fn corpus_compiles_to_golden_sql_for_every_dialect() {
     assert!(failures.is_empty(), "{} golden failures:\n{}", failures.len(), failures.join("\n\n"));
     assert!(df_planned >= 35, "only {df_planned} DataFusion goldens were planned");
     assert_eq!(compared, compiled, "every compiled case is compared with sqlparser's text");
-    assert!(compared >= 40 * Dialect::supported().len(), "only {compared} (case, dialect) pairs compiled and compared");
+    assert!(compared >= 600, "only {compared} (case, dialect) pairs compiled and compared");
 }
 
 /// The envelope's JSON parameters as values. Dates and timestamps come back
