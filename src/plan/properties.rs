@@ -171,13 +171,28 @@ fn plans_or_fails_cleanly(req: &MetricRequest) -> Result<bool, TestCaseError> {
     Ok(true)
 }
 
+/// Where a failing random case is kept and replayed first on every run.
+const PERSISTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/planner_properties.txt");
+
+/// A random seed on every run, so the property keeps exploring; a failing
+/// case is persisted (`tests/regressions/planner_properties.txt`) and
+/// replayed first. Asserts only the property, never a share, so a seed
+/// cannot make it flake.
+#[test]
+fn any_request_plans_or_fails_cleanly_on_a_random_seed() {
+    use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+    let config = Config { cases: 200, failure_persistence: Some(Box::new(FileFailurePersistence::Direct(PERSISTED))), ..Config::default() };
+    TestRunner::new(config).run(&request(), |req| plans_or_fails_cleanly(&req).map(|_| ())).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The same property on a fixed seed, where the share of requests that
+/// reach planning is asserted: with a random seed the share hovered around
+/// the bound (36 of 400 planned in one CI run), so the bound is checked
+/// only where it is reproducible.
 #[test]
 fn any_request_plans_or_fails_cleanly_and_every_plan_renders_or_says_why() {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     let cases = 400;
-    // A fixed seed: the share of requests that reach planning is asserted
-    // below, and with a random seed it hovered around the bound (36 of 400
-    // planned in one CI run).
     let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut runner = TestRunner::new_with_rng(Config { cases, failure_persistence: None, ..Config::default() }, rng);
     let planned = std::cell::Cell::new(0u32);

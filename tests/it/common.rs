@@ -123,3 +123,86 @@ pub fn kill_after_first_write(command: &mut std::process::Command, dir: &Path, l
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Whether this run is CI: `CI=true` (or `CI=1`). `.ci/run` sets it itself.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether the run asked to skip what needs a server or an outside engine:
+/// `SCHEMABRAIN_SKIP_SERVERS=1` (never honoured under CI).
+pub fn skipping_servers() -> bool {
+    std::env::var("SCHEMABRAIN_SKIP_SERVERS").is_ok_and(|v| v == "1" || v == "true")
+}
+
+/// A server (or a Python client, Java, a wheel) a test needs is missing: the
+/// test fails, unless `SCHEMABRAIN_SKIP_SERVERS=1` asked for skipping and
+/// this is not CI; then it says so on stderr, past libtest's capture (a
+/// plain `cargo test` shows the line), and returns `None` for the test to
+/// return early.
+pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
+    let message = format!("{what} is unavailable: {why}");
+    if in_ci() {
+        panic!("{message} (CI=true: a missing server is a failure, SCHEMABRAIN_SKIP_SERVERS is not honoured)");
+    }
+    if !skipping_servers() {
+        panic!("{message} (set SCHEMABRAIN_SKIP_SERVERS=1 to skip the tests that need it)");
+    }
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    // Straight to the process's stderr: libtest captures `eprintln!` of a
+    // passing test, not writes to the stream itself.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "*** SKIPPED (SCHEMABRAIN_SKIP_SERVERS=1) {test}: {message} ***");
+    // And once more under libtest's summary, when the binary exits.
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if skipped.is_empty() {
+        // SAFETY: registers a plain extern "C" fn with no captured state.
+        unsafe {
+            libc::atexit(print_skipped);
+        }
+    }
+    skipped.push(test);
+    None
+}
+
+/// The tests `unavailable` skipped, for the summary at exit.
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+extern "C" fn print_skipped() {
+    use std::io::Write;
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    skipped.sort();
+    skipped.dedup();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n*** {} tests SKIPPED for a missing server (SCHEMABRAIN_SKIP_SERVERS=1); they passed without checking anything:\n    {}\n",
+        skipped.len(),
+        skipped.join("\n    ")
+    );
+}
+
+/// The PII value a returned cell shows, if any, compared case-insensitively
+/// as substrings: the cell holds a value (`upper(email)`, a concatenation)
+/// or a stretch of at least 10 characters of one (`substr(email, 1, 10)`;
+/// shorter stretches are words that clean columns hold too: a street's
+/// "Garden" is also a product category).
+pub fn pii_leak<'a>(cell: &str, values: impl IntoIterator<Item = &'a String>) -> Option<String> {
+    let cell = cell.to_lowercase();
+    values.into_iter().find_map(|v| {
+        let v_low = v.to_lowercase();
+        let holds = v_low.chars().count() >= 4 && cell.contains(&v_low);
+        let part = cell.chars().count() >= 10 && v_low.contains(&cell);
+        (holds || part).then(|| v.clone())
+    })
+}
+
+#[test]
+fn the_leak_net_matches_values_inside_cells_in_any_case() {
+    let values = ["ana.smith42@example.com".to_string(), "+1-555-0001234".to_string()];
+    for cell in ["ANA.SMITH42@EXAMPLE.COM", "x ana.smith42@example.com y", "ana.smith4", "Phone: +1-555-0001234", "555-000123"] {
+        assert!(pii_leak(cell, &values).is_some(), "{cell}");
+    }
+    for cell in ["example", "garden", "smith", "2024-01-01", ""] {
+        assert!(pii_leak(cell, &values).is_none(), "{cell}");
+    }
+}

@@ -124,9 +124,8 @@ fn postgres_answers_every_oracle_request_as_duckdb_does() {
     let started = Instant::now();
     let target = engine::export::Target::parse(&schema.url, Some(&schema.name)).unwrap();
     let report = engine::export::export(&duck, "main", &target).expect("export to Postgres");
-    let took = started.elapsed();
-    eprintln!("exported the demo warehouse to Postgres in {took:?}");
-    assert!(took < Duration::from_secs(60), "export took {took:?}");
+    // How long the export takes is a figure for benches/, not a bound here.
+    eprintln!("exported the demo warehouse to Postgres in {:?}", started.elapsed());
     let loaded: std::collections::BTreeMap<String, u64> = report.tables.iter().cloned().collect();
     assert_eq!(loaded[&format!("{}.orders", schema.name)], 120_000);
     assert_eq!(report.tables.len(), 9);

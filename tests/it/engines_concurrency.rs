@@ -27,15 +27,20 @@ fn limits(timeout_s: u64) -> Limits {
 
 /// Runs `long` on a thread of its own; once it is under way, `short` must
 /// answer on the same engine while `long` still runs; then `long` is
-/// cancelled and must come back `Cancelled` well before its 60 s timeout.
-fn side_by_side_then_cancel(engine: Arc<dyn Engine>, long: CompiledSql, short: CompiledSql, started: impl Fn() -> bool) {
+/// cancelled and must come back `Cancelled` within `within` of the cancel
+/// (a fraction of what `long` would take to finish), else the test fails
+/// right away (the runner is left to end on its own). Returns how long the
+/// call took to come back after the cancel.
+fn side_by_side_then_cancel(engine: Arc<dyn Engine>, long: CompiledSql, short: CompiledSql, started: impl Fn() -> bool, within: Duration) -> Duration {
     let cancel = Cancel::new();
     let long_done = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
     let runner = {
         let (engine, cancel, long_done) = (engine.clone(), cancel.clone(), long_done.clone());
         std::thread::spawn(move || {
-            let result = engine.execute(&long, limits(60), &cancel);
+            let result = engine.execute(&long, limits(600), &cancel);
             long_done.store(true, Ordering::SeqCst);
+            let _ = done_tx.send(());
             result
         })
     };
@@ -50,21 +55,36 @@ fn side_by_side_then_cancel(engine: Arc<dyn Engine>, long: CompiledSql, short: C
     assert!(!long_done.load(Ordering::SeqCst), "the short query waited for the long one to end");
     let cancelled_at = Instant::now();
     cancel.cancel();
+    // The call must come back well before the statement would have ended:
+    // a `Cancelled` that only arrives when the statement finishes anyway
+    // was never stopped in the engine.
+    let returned = done_rx.recv_timeout(within);
+    let took = cancelled_at.elapsed();
+    assert!(returned.is_ok(), "the cancelled call had not returned {took:?} after the cancel (bound {within:?}): the engine did not stop the query");
     let result = runner.join().expect("the runner thread");
     assert!(matches!(result, Err(EngineError::Cancelled)), "{:?}", result.map(|r| r.rows));
-    eprintln!("cancelled; the call returned {:?} after the cancel", cancelled_at.elapsed());
+    eprintln!("cancelled; the call returned {took:?} after the cancel (bound {within:?})");
     // The engine keeps answering after a cancellation.
     let rs = engine.execute(&short, limits(20), &Cancel::never()).expect("the engine answers after a cancel");
     assert_eq!(rs.rows, vec![vec![json!(42)]]);
+    took
 }
 
 #[test]
 fn duckdb_runs_calls_side_by_side_and_interrupts_a_cancelled_one() {
     let duck: Arc<dyn Engine> = Arc::new(demo_engine());
-    // Ten billion pairs: minutes of work unless interrupted.
-    let long = sql("SELECT sum(a.range * b.range) FROM range(100000) a, range(100000) b", "duckdb");
+    // Ten billion pairs: minutes of work unless interrupted. The same
+    // statement on a thousandth of the pairs, timed here, says how long the
+    // whole would take on this machine now: the cancelled call must return
+    // within ten thousandths, a hundredth of the whole (relative, so a busy
+    // machine slows both sides).
+    let pairs = |n: u32| sql(&format!("SELECT sum(a.range * b.range) FROM range(100000) a, range({n}) b"), "duckdb");
+    let sample = Instant::now();
+    duck.execute(&pairs(100), limits(600), &Cancel::never()).expect("the sample runs");
+    let thousandth = sample.elapsed();
     let t0 = Instant::now();
-    side_by_side_then_cancel(duck, long, sql("SELECT 42 AS n", "duckdb"), || t0.elapsed() > Duration::from_millis(300));
+    let took = side_by_side_then_cancel(duck, pairs(100_000), sql("SELECT 42 AS n", "duckdb"), || t0.elapsed() > Duration::from_millis(300), thousandth * 10);
+    eprintln!("DuckDB: a thousandth of the statement ran in {thousandth:?}; the cancel landed after {took:?}");
 }
 
 #[test]
@@ -72,7 +92,9 @@ fn datafusion_runs_calls_side_by_side_and_aborts_a_cancelled_one() {
     let df = Arc::new(DataFusionEngine::open(&demo_files("parquet")).expect("opens"));
     let long = sql("SELECT sum(a.id * b.id) FROM main.orders a CROSS JOIN main.orders b WHERE a.amount + b.amount > 0", "datafusion");
     let watched = df.clone();
-    side_by_side_then_cancel(df.clone(), long, sql("SELECT 42 AS n", "datafusion"), move || watched.running_tasks() > 0);
+    // The cross join of the orders runs for minutes; a tenth of a minute
+    // is far below it.
+    side_by_side_then_cancel(df.clone(), long, sql("SELECT 42 AS n", "datafusion"), move || watched.running_tasks() > 0, Duration::from_secs(6));
     // Aborted, not abandoned: every task of the query ends.
     let deadline = Instant::now() + Duration::from_secs(10);
     while df.running_tasks() > 0 && Instant::now() < deadline {
@@ -93,7 +115,8 @@ fn postgres_runs_calls_side_by_side_and_cancels_on_the_server() {
         let probe = sql(&format!("SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%AS {marker}'"), "postgres");
         observer.run(&probe, limits(10)).expect("pg_stat_activity").rows[0][0].as_i64().unwrap()
     };
-    side_by_side_then_cancel(pg, long, sql("SELECT 42 AS n", "postgres"), || running() == 1);
+    // pg_sleep(60): the cancel must land within a tenth of it.
+    side_by_side_then_cancel(pg, long, sql("SELECT 42 AS n", "postgres"), || running() == 1, Duration::from_secs(6));
     assert_eq!(running(), 0, "the cancelled query still runs on the server");
 }
 
@@ -108,6 +131,7 @@ fn mysql_runs_calls_side_by_side_and_kills_a_cancelled_query() {
         let probe = sql(&format!("SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND = 'Execute' AND INFO LIKE '%AS {marker}'"), "mysql");
         observer.run(&probe, limits(10)).expect("processlist").rows[0][0].as_i64().unwrap()
     };
-    side_by_side_then_cancel(my, long, sql("SELECT 42 AS n", "mysql"), || running() == 1);
+    // SLEEP(60): the cancel must land within a tenth of it.
+    side_by_side_then_cancel(my, long, sql("SELECT 42 AS n", "mysql"), || running() == 1, Duration::from_secs(6));
     assert_eq!(running(), 0, "the cancelled query still runs on the server");
 }

@@ -45,9 +45,12 @@ fn mysql_refuses_writes() {
 fn mysql_timeout_interrupts_the_query() {
     let Some(db) = MyDatabase::create("timeout") else { return };
     let my = engine(&db);
+    // The interrupt must land well before the statement would have ended:
+    // within a quarter of its 30 s.
+    let natural = Duration::from_secs(30);
     let started = Instant::now();
-    let result = my.run(&sql("SELECT SLEEP(5) AS s", vec![]), limits(10, 200));
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}: the server did not stop the query", started.elapsed());
+    let result = my.run(&sql("SELECT SLEEP(30) AS s", vec![]), limits(10, 200));
+    assert!(started.elapsed() < natural / 4, "took {:?} of the statement's {natural:?}: the server did not stop the query", started.elapsed());
     let err = result.expect_err("must time out");
     assert!(matches!(err, EngineError::Timeout(_)), "{err}");
     let rs = my.run(&sql("SELECT SLEEP(0.3) AS s", vec![]), limits(10, 5_000)).unwrap();
@@ -89,9 +92,8 @@ fn mariadb_demo_export_introspects_and_answers_hand_written_sql() {
     let started = Instant::now();
     let target = engine::export::Target::parse(&db.url, Some(&db.name)).unwrap();
     let report = engine::export::export(&demo_engine(), "main", &target).expect("export");
-    let took = started.elapsed();
-    eprintln!("exported the demo warehouse to MySQL/MariaDB in {took:?}");
-    assert!(took < Duration::from_secs(60), "export took {took:?}");
+    // How long the export takes is a figure for benches/, not a bound here.
+    eprintln!("exported the demo warehouse to MySQL/MariaDB in {:?}", started.elapsed());
     let loaded: std::collections::BTreeMap<String, u64> = report.tables.iter().cloned().collect();
     assert_eq!(loaded[&format!("{}.orders", db.name)], 120_000);
     assert!(loaded[&format!("{}.order_items", db.name)] > 300_000);

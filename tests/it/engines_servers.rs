@@ -4,8 +4,9 @@
 //!
 //! `SCHEMABRAIN_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/test`)
 //! and `SCHEMABRAIN_TEST_MYSQL` (default `mysql://root@127.0.0.1:3306/test`)
-//! name the servers. Under `CI=true` an unreachable server fails the test;
-//! elsewhere the test prints loudly that it skipped, and why, and passes.
+//! name the servers. An unreachable server fails the test, unless
+//! `SCHEMABRAIN_SKIP_SERVERS=1` asks for skipping (not under `CI=true`):
+//! see `common::unavailable`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -22,19 +23,10 @@ pub fn mysql_url() -> String {
     std::env::var("SCHEMABRAIN_TEST_MYSQL").unwrap_or_else(|_| DEFAULT_MYSQL.to_string())
 }
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// An unreachable server: a failure in CI, a loud skip elsewhere (returns
+/// An unreachable server: a failure unless skipping was asked for (returns
 /// `None` so the test can return early).
 fn unavailable<T>(what: &str, var: &str, url: &str, error: &str) -> Option<T> {
-    let message = format!("{what} at {url} is unreachable ({error}); set {var} to point the tests at a server");
-    if in_ci() {
-        panic!("{message} (CI=true: an unreachable server is a failure)");
-    }
-    eprintln!("\n*** SKIPPED: {message} ***\n");
-    None
+    crate::common::unavailable(&format!("{what} at {url}"), &format!("unreachable ({error}); set {var} to point the tests at a server"))
 }
 
 /// A name no other test (or run) uses: `sb_test_<pid>_<n>_<nanos>`.

@@ -10,8 +10,9 @@
 //! exported to Parquet and registered as tables of database `main`, and
 //! stopped by its PID when the binary exits (`atexit`).
 //!
-//! Under `CI=true` a venv, Java, server or driver that cannot be had fails
-//! the test; elsewhere the test says loudly that it skipped, and why.
+//! A venv, Java, server or driver that cannot be had fails the test, unless
+//! `SCHEMABRAIN_SKIP_SERVERS=1` asks for skipping (not under `CI=true`):
+//! see `common::unavailable`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,17 +26,9 @@ pub const PYSPARK: &str = "pyspark==4.3.0";
 pub const ADBC_SQLITE: &str = "adbc-driver-sqlite==1.13.0";
 pub const ADBC_POSTGRES: &str = "adbc-driver-postgresql==1.13.0";
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// A missing engine: a failure in CI, a loud skip elsewhere.
+/// A missing engine: a failure unless skipping was asked for.
 pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
-    if in_ci() {
-        panic!("CI=true and {what} is unavailable: {why}");
-    }
-    eprintln!("\n!!!!!!!! SKIPPED: {what} is unavailable: {why} !!!!!!!!\n");
-    None
+    crate::common::unavailable(what, why)
 }
 
 fn venv_dir() -> Option<PathBuf> {

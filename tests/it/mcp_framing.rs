@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use rmcp::ServiceExt;
@@ -115,7 +115,9 @@ fn hostile_lines_never_panic_the_server_nor_tear_its_output() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     // A clean session answers: the harness itself works.
     assert_eq!(rt.block_on(session(Vec::new())), Ok(true));
-    let mut runner = TestRunner::new(Config { cases: 120, failure_persistence: None, ..Config::default() });
+    // A failing case is kept and replayed first on every run.
+    let persisted = FileFailurePersistence::Direct(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/mcp_framing.txt"));
+    let mut runner = TestRunner::new(Config { cases: 120, failure_persistence: Some(Box::new(persisted)), ..Config::default() });
     runner
         .run(&prop::collection::vec(line(), 1..6), |lines| {
             let got = rt.block_on(session(lines));

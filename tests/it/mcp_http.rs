@@ -244,7 +244,9 @@ async fn load(label: &str, tool: &'static str, args: Json, total: usize, conns: 
     let v = schemabrain::audit::verify(&dir).expect("audit");
     assert!(v.intact(), "{:?}", v.problems);
     assert_eq!(v.records, total as u64);
-    assert!(p(0.99) < Duration::from_secs(5), "{report}");
+    // Relative, not wall-clock: the tail stays within 50 medians (a call
+    // that waits on another's lock, or a stall, shows as a tail far out).
+    assert!(p(0.99) < p(0.50) * 50, "{report}");
     report
 }
 

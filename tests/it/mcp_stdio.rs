@@ -3,9 +3,9 @@
 //! charter's workflows in every protocol mode (tests/mcp_client/).
 //!
 //! The Python client lives in a venv this test creates (`SCHEMABRAIN_VENV`,
-//! default `~/.cache/schemabrain-venv`) with `pip install mcp==2.3.0`. Under
-//! `CI=true` a venv that cannot be created fails the test; elsewhere the
-//! test says loudly that it skipped.
+//! default `~/.cache/schemabrain-venv`) with `pip install mcp==2.3.0`. A venv
+//! that cannot be created fails the test, unless `SCHEMABRAIN_SKIP_SERVERS=1`
+//! asks for skipping (not under `CI=true`): see `common::unavailable`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -160,9 +160,8 @@ fn python_with_mcp() -> Result<PathBuf, String> {
 fn python_mcp_sdk_runs_the_charter_workflows_over_stdio_in_every_mode() {
     let python = match python_with_mcp() {
         Ok(p) => p,
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true and the Python MCP client is unavailable: {why}"),
         Err(why) => {
-            eprintln!("\n!!!!!!!! SKIPPED: the Python mcp client test did not run: {why} !!!!!!!!\n");
+            common::unavailable::<()>("the Python mcp client", &why);
             return;
         }
     };

@@ -30,6 +30,7 @@
 //! and replayed first on every run.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::path::PathBuf;
 
 use chrono::Datelike;
@@ -1056,7 +1057,15 @@ fn request(case: &Case) -> Json {
     req
 }
 
-fn check_case(seed: u64) -> Result<(), String> {
+/// What one case checked: the expected error kind, or how many rows the
+/// evaluator expected (0: an empty answer, which checks little).
+#[derive(Clone, Copy, Debug)]
+enum Checked {
+    Error,
+    Rows(usize),
+}
+
+fn check_case(seed: u64) -> Result<Checked, String> {
     let case = generate(seed);
     let (mut model, diags) = load_project_from_files(&model_files(&case));
     if !diags.is_empty() {
@@ -1068,7 +1077,9 @@ fn check_case(seed: u64) -> Result<(), String> {
     let project = Project::from_parts(".".into(), model, None).map_err(|d| d.to_string())?;
     let mut unlike_sqlparser = Vec::new();
     for dialect in schemabrain::sql::Dialect::supported() {
-        crate::golden::check_written_as_sqlparser_writes(&project, &format!("seed {seed}"), dialect, &request(&case), &mut unlike_sqlparser);
+        // A request the planner refuses has no SQL to compare; the refusal
+        // is checked against the evaluator below.
+        let _ = crate::golden::check_written_as_sqlparser_writes(&project, &format!("seed {seed}"), dialect, &request(&case), &mut unlike_sqlparser);
     }
     if !unlike_sqlparser.is_empty() {
         return Err(unlike_sqlparser.join("\n"));
@@ -1080,7 +1091,7 @@ fn check_case(seed: u64) -> Result<(), String> {
         Err(kind) => {
             let got = serde_json::to_value(&env).unwrap()["error"]["kind"].clone();
             return if got == json!(kind) {
-                Ok(())
+                Ok(Checked::Error)
             } else {
                 Err(format!("seed {seed}\nrequest: {}\nexpected error {kind}, got {}", request(&case), serde_json::to_string(&env).unwrap()))
             };
@@ -1093,11 +1104,12 @@ fn check_case(seed: u64) -> Result<(), String> {
     let data = env.data().ok_or("no data")?;
     let mut got: Vec<Vec<V>> = data["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(from_json).collect()).collect();
     let mut want = want;
+    let expected_rows = want.len();
     got.sort();
     want.sort();
     let equal = got.len() == want.len() && got.iter().zip(&want).all(|(g, w)| g.len() == w.len() && w.iter().zip(g).all(|(a, b)| same(a, b)));
     if equal {
-        Ok(())
+        Ok(Checked::Rows(expected_rows))
     } else {
         Err(format!(
             "seed {seed}\nrequest: {}\nmodel:\n{}\ndata:\n{}\nsql:\n{}\nplanner rows: {got:?}\nevaluator rows: {want:?}",
@@ -1116,9 +1128,34 @@ fn planner_sql_equals_the_brute_force_evaluator() {
     config.failure_persistence =
         Some(Box::new(FileFailurePersistence::Direct(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/oracle_fuzz.txt"))));
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&any::<u64>(), |seed| check_case(seed).map_err(TestCaseError::fail));
+    // What the run checked, counted: a generator that drifts to empty
+    // answers (or a case count of 0) checks nothing and must fail.
+    let (errors, empty, rows) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let result = runner.run(&any::<u64>(), |seed| {
+        let checked = check_case(seed).map_err(TestCaseError::fail)?;
+        match checked {
+            Checked::Error => &errors,
+            Checked::Rows(0) => &empty,
+            Checked::Rows(_) => &rows,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    });
     if let Err(e) = result {
         panic!("{e}");
     }
+    let (errors, empty, rows) = (errors.into_inner(), empty.into_inner(), rows.into_inner());
+    eprintln!("oracle fuzz: {rows} cases with rows compared, {empty} with an empty expected answer, {errors} expected errors");
+    assert_floor(cases, errors, empty, rows);
+}
+
+/// The floors: every requested case ran, and at least a third of them
+/// compared a non-empty answer (a run of 1000 had 516 of them; the
+/// floor sits far below, so a random seed does not flake).
+fn assert_floor(cases: u32, errors: usize, empty: usize, rows: usize) {
+    let ran = errors + empty + rows;
+    assert!(cases > 0 && ran >= cases as usize, "the oracle fuzz ran {ran} cases of {cases} asked (SCHEMABRAIN_FUZZ_CASES must be > 0)");
+    let floor = (cases as usize).div_ceil(3);
+    assert!(rows >= floor, "only {rows} of {ran} cases had a non-empty expected answer (floor {floor}): the generator checks too little");
 }
 

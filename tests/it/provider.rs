@@ -97,7 +97,8 @@ fn run_corpus(label: &str, session: &Session, schema: &str, pii_values: &BTreeSe
             wrong.push(format!("line {}: expected {}, got {got} ({message})\n  {}", case.line, case.expect, sql.trim()));
         }
         for cell in cells(&env) {
-            assert!(!pii_values.contains(&cell), "{label} line {}: an answered row holds a PII value\n  {}", case.line, sql.trim());
+            let leak = crate::common::pii_leak(&cell, pii_values);
+            assert!(leak.is_none(), "{label} line {}: an answered row's {cell:?} shows the PII value {leak:?}\n  {}", case.line, sql.trim());
         }
         // A refusal names the categories that caused it, never a catastrophic column.
         if let Some(e) = env.tool_error() {

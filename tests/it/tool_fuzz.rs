@@ -5,7 +5,7 @@
 //! error messages that stay short. Never a panic.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use serde_json::{json, Map, Value as Json};
 
 use schemabrain::tools::surface::{invoke, published};
@@ -56,7 +56,9 @@ fn every_tool_answers_arbitrary_arguments_with_a_valid_envelope() {
         names.push("bogus".into());
         let args = prop::collection::vec((prop::sample::select(names), value()), 0..5).prop_map(|kv| Json::Object(kv.into_iter().collect::<Map<_, _>>()));
         let args = prop_oneof![9 => args, 1 => value()];
-        let mut runner = TestRunner::new(Config { cases: 150, failure_persistence: None, ..Config::default() });
+        // A failing case is kept and replayed first on every run.
+        let persisted = FileFailurePersistence::Direct(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/tool_fuzz.txt"));
+        let mut runner = TestRunner::new(Config { cases: 150, failure_persistence: Some(Box::new(persisted)), ..Config::default() });
         runner
             .run(&args, |mut a| {
                 // Nothing executes: the fuzz is about arguments, not the warehouse.
