@@ -607,7 +607,7 @@ fn close_matches_are_corrections_whose_answers_are_the_question_asked() {
         (json!({"name": "order_count", "group_by": ["customer.contry"], "filters": [{"column": "order.status", "op": "eq", "value": "shipped"}]}), "unknown_group_by_column"),
         (json!({"name": "order_count", "group_by": ["custmer.country"], "filters": [{"column": "order.status", "op": "eq", "value": "shipped"}]}), "unknown_name"),
         (json!({"name": "order_count", "group_by": ["customer.country"], "filters": [{"column": "order.statsu", "op": "eq", "value": "shipped"}]}), "unknown_filter_column"),
-        (json!({"name": "order_count", "group_by": ["customer.country"], "filters": [{"column": "order.status", "op": "=", "value": "shipped"}]}), "malformed_name"),
+        (json!({"name": "order_count", "group_by": ["customer.country"], "filters": [{"column": "order.status", "op": "equals", "value": "shipped"}]}), "malformed_name"),
     ] {
         let (rows, _) = follow_correction(bad, kind);
         assert_eq!(rows, expected, "{kind}");
