@@ -340,16 +340,16 @@ pub fn merged_filters(project: &Project, filters: &[FilterArgs]) -> Option<Vec<F
             continue;
         }
         // Merged at the column's first filter of this sign; the later ones are in it.
-        if filters[..i].iter().any(group) {
+        if filters.iter().take(i).any(group) {
             continue;
         }
-        let same_column: Vec<&FilterArgs> = filters[i..].iter().filter(|g| group(g)).collect();
+        let same_column: Vec<&FilterArgs> = filters.iter().skip(i).filter(|g| group(g)).collect();
         if same_column.len() == 1 {
             out.push(f.clone());
             continue;
         }
         let mut acc = values(f);
-        for g in &same_column[1..] {
+        for g in same_column.iter().skip(1) {
             let vs = values(g);
             if positive {
                 acc.retain(|v| vs.contains(v));
