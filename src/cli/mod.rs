@@ -261,6 +261,8 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
         timeout: timeout_ms.map(Duration::from_millis),
         introspect: Introspect::Always,
         require_engine: true,
+        // A person at the terminal gets every row up to --limit; the cap is for agents' context.
+        token_cap: false,
         ..SessionOptions::default()
     };
     let session = match Session::open(project, options) {

@@ -28,6 +28,12 @@ pub struct Recovery {
     suggested_rewrite: Option<String>,
     /// Refusals only: the scope that would unblock the call.
     widening_hint: Option<String>,
+    /// The suggested call is the original request with only its faulty part
+    /// corrected (same meaning): `next_action.must_obey` is true only then.
+    /// Not on the wire: `next_action` carries it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    correction: bool,
 }
 
 impl Recovery {
@@ -39,7 +45,19 @@ impl Recovery {
             fuzzy_matches: Vec::new(),
             suggested_rewrite: None,
             widening_hint: None,
+            correction: false,
         }
+    }
+
+    /// Suggests `tool` with `args` that are the caller's own request with
+    /// only the faulty part corrected, so the answer is the one asked for.
+    pub fn correction(tool: impl Into<String>, args: Value) -> Self {
+        Self { correction: true, ..Self::call(tool, args) }
+    }
+
+    /// Whether the suggested call is a correction that keeps the meaning.
+    pub fn is_correction(&self) -> bool {
+        self.correction && self.suggested_tool.is_some()
     }
 
     /// Suggests calling `tool` with `args`, a JSON object such as
@@ -184,6 +202,7 @@ impl ToolError {
         let call = Recovery::call(tool, args);
         self.recovery.suggested_tool = call.suggested_tool;
         self.recovery.suggested_args = call.suggested_args;
+        self.recovery.correction = false;
     }
 
     fn with_code(kind: ErrorKind, code: ErrorCode, message: String, recovery: Recovery) -> Self {
@@ -258,6 +277,7 @@ impl ToolError {
             fuzzy_matches: recovery.fuzzy_matches,
             suggested_rewrite: recovery.suggested_rewrite,
             widening_hint: recovery.widening_hint,
+            correction: false,
         };
         Ok(Self {
             kind,

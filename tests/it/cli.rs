@@ -274,3 +274,35 @@ fn a_closed_stdout_ends_the_output_quietly() {
         assert!(out.status.code().is_some_and(|c| c <= 2), "{args:?}: {:?} {stderr}", out.status);
     }
 }
+
+/// Issue 33 item 8: `query` (detailed, the CLI's default) prints every row
+/// up to --limit, however many tokens they are: 10,000 asked, all of the
+/// month × store groups returned, as many as SQL written by hand counts.
+/// The same call over the agents' surface keeps the token cap.
+#[test]
+fn query_prints_every_row_up_to_the_limit_beyond_the_agents_token_cap() {
+    use schemabrain::engine::{Cancel, Engine};
+    let dir = scratch_demo("query-all-rows");
+    let source = format!("duckdb:{}", demo_warehouse().display());
+    let args = ["query", "cancellation_rate", "--grain", "month", "--group-by", "store.name", "--limit", "10000", "--project", dir.to_str().unwrap(), "--source", &source, "--json"];
+    let out = run(&args, &repo(""));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = envelope_of(&out);
+    assert_eq!(env.status(), Status::Success);
+    let rows = env.data().unwrap()["rows"].as_array().unwrap().len();
+    let hand = schemabrain::sql::CompiledSql {
+        sql: "SELECT count(*) FROM (SELECT DISTINCT date_trunc('month', o.ordered_at), s.name FROM main.orders o LEFT JOIN main.stores s ON s.id = o.store_id)".into(),
+        params: Vec::new(),
+        dialect: "duckdb",
+    };
+    let groups = crate::common::demo_engine().execute(&hand, crate::common::limits(), &Cancel::never()).expect("hand SQL").rows[0][0].as_i64().unwrap();
+    assert!(groups > 1_000, "enough groups to pass the token cap: {groups}");
+    assert_eq!(rows as i64, groups, "every group printed");
+    assert!(env.data().unwrap()["token_estimate"].as_u64().unwrap() > schemabrain::tools::contract::shape::MAX_TOKENS as u64, "over the agents' cap");
+    // An agent asking the same gets the cap.
+    let engine = crate::common::demo_engine();
+    let call = serde_json::json!({"name": "cancellation_rate", "time_grain": "month", "group_by": ["store.name"], "limit": 10000, "response_format": "detailed"});
+    let agent = schemabrain::tools::surface::invoke(crate::common::demo_project_with_catalog(), "get_metric", &call, schemabrain::tools::Execution::run(&engine, crate::common::limits()));
+    assert_eq!(agent.status(), Status::Partial);
+    assert!(agent.data().unwrap()["rows"].as_array().unwrap().len() < rows);
+}

@@ -1,6 +1,10 @@
 //! Every error kind the planner can raise, on the demo model: the kind and
 //! code are right, and the suggested call — made exactly as given — answers
 //! (success or empty) or at least narrows the problem (a different error).
+//! Every recovery keeps the question (`assert_recovery_keeps_question`): a
+//! suggested get_metric keeps every part of the request but the faulty one,
+//! and each `must_obey` correction, followed on the demo warehouse, answers
+//! what SQL written by hand answers for the question meant.
 
 use serde_json::{json, Value as Json};
 
@@ -12,7 +16,96 @@ use crate::common::demo_project;
 fn dry(args: Json) -> Envelope {
     let mut a = args;
     a["dry_run"] = true.into();
-    tools::call(demo_project(), "get_metric", &a, Execution::DryRun)
+    let env = schemabrain::tools::surface::invoke(demo_project(), "get_metric", &a, Execution::DryRun);
+    assert_recovery_keeps_question(&a, &env);
+    env
+}
+
+/// The parts of a get_metric request, each in a form where equal means the
+/// same question: metrics as a list, filters as a set of canonical
+/// conditions (identical filters are one), the rest as given.
+fn parts(args: &Json) -> Vec<(&'static str, Json)> {
+    let list = |k: &str| args.get(k).cloned().filter(|v| !v.is_null()).unwrap_or(json!([]));
+    let scalar = |k: &str| args.get(k).cloned().unwrap_or(Json::Null);
+    let mut metrics: Vec<Json> = args.get("name").filter(|n| !n.is_null()).cloned().into_iter().collect();
+    metrics.extend(list("names").as_array().cloned().unwrap_or_default());
+    let mut filters: Vec<String> = list("filters").as_array().cloned().unwrap_or_default().iter().map(|f| f.to_string()).collect();
+    filters.sort();
+    filters.dedup();
+    vec![
+        ("metrics", Json::Array(metrics)),
+        ("group_by", list("group_by")),
+        ("filters", json!(filters)),
+        ("where", list("where")),
+        ("time_grain", scalar("time_grain")),
+        ("time_dimension", scalar("time_dimension")),
+        ("order_by", list("order_by")),
+        ("limit", scalar("limit")),
+        ("via", list("via")),
+        ("query", scalar("query")),
+    ]
+}
+
+/// Asserts that `suggested`, a get_metric call a recovery offers for the
+/// failed `original`, keeps the question: every part (metrics, group_by,
+/// filters, where, grain, time dimension, order, limit, via, saved query)
+/// is kept as it was, except at most one part, which is changed but not
+/// dropped: a list keeps its length (via may only grow, filters may be
+/// merged into fewer but never to none), a scalar that was given stays
+/// given. Returns the changed part, if any.
+pub fn assert_keeps_question(original: &Json, suggested: &Json) -> Option<&'static str> {
+    let (before, after) = (parts(original), parts(suggested));
+    let mut changed = Vec::new();
+    for ((part, a), (_, b)) in before.iter().zip(after.iter()) {
+        if a == b {
+            continue;
+        }
+        changed.push(*part);
+        match (a, b) {
+            (Json::Array(x), Json::Array(y)) => match *part {
+                "via" => assert!(x.iter().all(|v| y.contains(v)), "{part} dropped a join: {a} → {b}"),
+                "filters" => assert!(x.is_empty() || !y.is_empty(), "filters dropped: {a} → {b}"),
+                _ => assert_eq!(x.len(), y.len(), "{part} dropped an item: {a} → {b}\noriginal {original}\nsuggested {suggested}"),
+            },
+            (x, y) => assert!(x.is_null() || !y.is_null(), "{part} dropped: {x} → null\noriginal {original}\nsuggested {suggested}"),
+        }
+    }
+    assert!(changed.len() <= 1, "a recovery changes only the faulty part, not {changed:?}\noriginal {original}\nsuggested {suggested}");
+    changed.first().copied()
+}
+
+/// For an answer to get_metric(`original`): when its recovery suggests
+/// get_metric, the suggestion keeps the question; when it is a correction
+/// (`must_obey`), it changes something; a look-up is never `must_obey`.
+/// No suggested or next-action value repeats more than 256 characters.
+pub fn assert_recovery_keeps_question(original: &Json, env: &Envelope) {
+    let Some(err) = env.tool_error() else { return };
+    let r = err.recovery();
+    let next = env.next_action().expect("every answer has a next_action");
+    if let Some(args) = r.suggested_args() {
+        assert!(!has_long_string(&Json::Object(args.clone())), "suggested_args echo a long value");
+    }
+    if let Some(args) = &next.arguments {
+        assert!(!has_long_string(&Json::Object(args.clone())), "next_action.arguments echo a long value");
+    }
+    let suggested = Json::Object(r.suggested_args().cloned().unwrap_or_default());
+    if r.suggested_tool() == Some("get_metric") {
+        let changed = assert_keeps_question(original, &suggested);
+        if next.must_obey {
+            assert!(changed.is_some() || suggested != *original, "a correction changes the faulty part: {suggested}");
+        }
+    } else {
+        assert!(!next.must_obey, "a look-up ({:?}) is not must_obey", r.suggested_tool());
+    }
+}
+
+fn has_long_string(v: &Json) -> bool {
+    match v {
+        Json::String(s) => s.chars().count() > 256,
+        Json::Array(a) => a.iter().any(has_long_string),
+        Json::Object(m) => m.iter().any(|(k, v)| k.chars().count() > 256 || has_long_string(v)),
+        _ => false,
+    }
 }
 
 /// Asserts the kind, then follows the recovery and returns what it answered.
@@ -23,7 +116,12 @@ fn fails_then_recovers(args: Json, kind: &str) -> Envelope {
     assert_eq!(env.status(), Status::Error);
     assert!(env.data().is_none());
     let r = err.recovery();
-    let tool = r.suggested_tool().unwrap_or_else(|| panic!("{kind}: no suggested tool"));
+    let Some(tool) = r.suggested_tool() else {
+        // No call fits (an order direction): the message and fuzzy matches say what to write.
+        assert!(!r.fuzzy_matches().is_empty(), "{kind}: neither a call nor a choice");
+        assert!(!env.next_action().unwrap().must_obey);
+        return env;
+    };
     let mut next_args = Json::Object(r.suggested_args().cloned().unwrap_or_default());
     if tool == "get_metric" {
         next_args["dry_run"] = true.into();
@@ -90,10 +188,18 @@ fn unknown_entity_is_unknown_name() {
 
 #[test]
 fn unknown_columns_by_role() {
+    // The unique close match is the correction: the same request with it.
     let next = fails_then_recovers(json!({"name": "revenue", "group_by": ["customer.contry"]}), "unknown_group_by_column");
-    assert_eq!(next.data().unwrap()["name"], "customer");
+    assert_eq!(next.status(), Status::Success);
     let env = dry(json!({"name": "revenue", "group_by": ["customer.contry"]}));
     assert_eq!(env.tool_error().unwrap().recovery().fuzzy_matches()[0], "customer.country");
+    assert_eq!(env.tool_error().unwrap().recovery().suggested_args().unwrap()["group_by"], json!(["customer.country"]));
+    assert!(env.next_action().unwrap().must_obey);
+    // No close match: a look-up of the entity's columns, not a request without the group-by.
+    let env = dry(json!({"name": "revenue", "group_by": ["customer.zzzz"]}));
+    let r = env.tool_error().unwrap().recovery();
+    assert_eq!((r.suggested_tool(), r.suggested_args().unwrap()["name"].as_str()), (Some("describe_entity"), Some("customer")));
+    assert!(!env.next_action().unwrap().must_obey);
     fails_then_recovers(json!({"name": "revenue", "filters": [{"column": "order.stat", "op": "eq", "value": "x"}]}), "unknown_filter_column");
     fails_then_recovers(json!({"name": "revenue", "group_by": ["customer.country"], "order_by": [{"column": "customer.segment"}]}), "unknown_order_by_column");
 }
@@ -388,9 +494,12 @@ fn oversized_lists_and_names_are_refused_naming_the_limit() {
     use schemabrain::ir::{MAX_FILTERS, MAX_GROUP_BY, MAX_IN_VALUES, MAX_NAME_CHARS};
     let filter = json!({"column": "order.status", "op": "eq", "value": "placed"});
     let values: Vec<String> = (0..=MAX_IN_VALUES).map(|i| format!("v{i}")).collect();
+    // Distinct conditions (identical ones count once), on a decimal column: no merge fits.
+    let distinct: Vec<Json> = (0..=MAX_FILTERS).map(|i| json!({"column": "order.amount", "op": "ne", "value": i})).collect();
+    let group_bys: Vec<String> = (0..=MAX_GROUP_BY).map(|i| format!("customer.c{i}")).collect();
     let cases = [
-        (json!({"name": "revenue", "filters": vec![filter.clone(); MAX_FILTERS + 1]}), "filters", MAX_FILTERS),
-        (json!({"name": "revenue", "group_by": vec!["customer.country"; MAX_GROUP_BY + 1]}), "group_by", MAX_GROUP_BY),
+        (json!({"name": "revenue", "filters": distinct}), "filters", MAX_FILTERS),
+        (json!({"name": "revenue", "group_by": group_bys}), "group_by", MAX_GROUP_BY),
         (json!({"name": "revenue", "filters": [{"column": "order.status", "op": "in", "value": values}]}), "filters", MAX_IN_VALUES),
         (json!({"name": "revenue", "group_by": [format!("customer.{}", "c".repeat(MAX_NAME_CHARS))]}), "group_by", MAX_NAME_CHARS),
     ];
@@ -441,4 +550,142 @@ fn over_the_token_cap_the_bulk_is_cut_before_the_answer() {
     assert_eq!(small.status(), Status::Success);
     assert_eq!(data["rows"], small.data().unwrap()["rows"], "the rows are the answer, kept whole");
     assert!(!data["rows"].as_array().unwrap().is_empty());
+}
+
+/// SQL written by hand, run on the demo warehouse, rows sorted.
+fn hand(sql: &str) -> Vec<Vec<Json>> {
+    use schemabrain::engine::{Cancel, Engine};
+    let hand = schemabrain::sql::CompiledSql { sql: sql.to_string(), params: Vec::new(), dialect: "duckdb" };
+    let mut rows = crate::common::demo_engine().execute(&hand, crate::common::limits(), &Cancel::never()).unwrap_or_else(|e| panic!("{sql}: {e}")).rows;
+    rows.sort_by_key(|r| Json::Array(r.clone()).to_string());
+    rows
+}
+
+/// Fails `bad` with `kind`, checks its recovery is a `must_obey`
+/// correction, follows it on the demo warehouse and returns the answer's
+/// rows (sorted) and the arguments followed.
+fn follow_correction(bad: Json, kind: &str) -> (Vec<Vec<Json>>, Json) {
+    use crate::common::{demo_engine, demo_project_with_catalog, limits};
+    let env = dry(bad.clone());
+    let err = env.tool_error().unwrap_or_else(|| panic!("{bad} should fail"));
+    assert_eq!(err.kind().as_str(), kind, "{}", err.message());
+    let next = env.next_action().unwrap();
+    assert!(next.must_obey, "{kind}: the recovery is a correction: {}", serde_json::to_string(&env).unwrap());
+    assert_eq!(next.tool.as_deref(), Some("get_metric"));
+    let mut args = Json::Object(next.arguments.clone().unwrap());
+    args.as_object_mut().unwrap().remove("dry_run");
+    args["response_format"] = "detailed".into();
+    let engine = demo_engine();
+    let answer = schemabrain::tools::surface::invoke(demo_project_with_catalog(), "get_metric", &args, Execution::run(&engine, limits()));
+    assert_eq!(answer.status(), Status::Success, "{}", serde_json::to_string(&answer).unwrap());
+    let mut rows: Vec<Vec<Json>> = answer.data().unwrap()["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().clone()).collect();
+    rows.sort_by_key(|r| Json::Array(r.clone()).to_string());
+    (rows, args)
+}
+
+/// Issue 33: `group_by: ["segment"]` without its entity, where only
+/// `customer.segment` fits, is corrected to it with the filter, order and
+/// limit kept; the answer is the hand-written one.
+#[test]
+fn a_bare_group_by_is_corrected_to_its_only_column_keeping_the_rest() {
+    let bad = json!({"name": "order_count", "group_by": ["segment"], "filters": [{"column": "order.is_gift", "op": "eq", "value": true}],
+        "order_by": [{"column": "order_count", "direction": "desc"}], "limit": 100});
+    let (rows, args) = follow_correction(bad, "malformed_name");
+    assert_eq!(args["group_by"], json!(["customer.segment"]));
+    assert_eq!(args["filters"], json!([{"column": "order.is_gift", "op": "eq", "value": true}]));
+    assert_eq!((args["limit"].as_i64(), &args["order_by"]), (Some(100), &json!([{"column": "order_count", "direction": "desc"}])));
+    let expected = hand("SELECT c.segment, count(o.id) FROM main.orders o JOIN main.customers c ON c.id = o.customer_id WHERE o.is_gift GROUP BY 1");
+    assert!(!expected.is_empty());
+    assert_eq!(rows, expected);
+    // Two columns of that name (customer.country, address.country): no safe
+    // correction, so a look-up; never the metric without its group-by.
+    let env = dry(json!({"name": "order_count", "group_by": ["country"]}));
+    let r = env.tool_error().unwrap().recovery();
+    assert_eq!(r.suggested_tool(), Some("describe_entity"));
+    assert!(!env.next_action().unwrap().must_obey);
+}
+
+/// A misspelt column and a misspelt entity are corrected to the unique
+/// close match; the answer is the hand-written one.
+#[test]
+fn close_matches_are_corrections_whose_answers_are_the_question_asked() {
+    let expected = hand("SELECT c.country, count(o.id) FROM main.orders o JOIN main.customers c ON c.id = o.customer_id WHERE o.status = 'shipped' GROUP BY 1");
+    for (bad, kind) in [
+        (json!({"name": "order_count", "group_by": ["customer.contry"], "filters": [{"column": "order.status", "op": "eq", "value": "shipped"}]}), "unknown_group_by_column"),
+        (json!({"name": "order_count", "group_by": ["custmer.country"], "filters": [{"column": "order.status", "op": "eq", "value": "shipped"}]}), "unknown_name"),
+        (json!({"name": "order_count", "group_by": ["customer.country"], "filters": [{"column": "order.statsu", "op": "eq", "value": "shipped"}]}), "unknown_filter_column"),
+        (json!({"name": "order_count", "group_by": ["customer.country"], "filters": [{"column": "order.status", "op": "equals", "value": "shipped"}]}), "malformed_name"),
+    ] {
+        let (rows, _) = follow_correction(bad, kind);
+        assert_eq!(rows, expected, "{kind}");
+    }
+}
+
+/// Issue 33: a filter value that is not a date gets a look-up of the
+/// column's entity (its type and examples), not the metric with no filter.
+#[test]
+fn a_value_that_is_not_a_date_leads_to_a_look_up_not_a_dropped_filter() {
+    let env = dry(json!({"name": "revenue", "group_by": ["customer.segment"], "filters": [{"column": "order.ordered_at", "op": "gte", "value": "not-a-date"}]}));
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "malformed_name");
+    assert_eq!(err.recovery().suggested_tool(), Some("describe_entity"));
+    assert_eq!(err.recovery().suggested_args().unwrap()["name"], "order");
+    let next = env.next_action().unwrap();
+    assert!(!next.must_obey);
+    assert!(!serde_json::to_string(&env).unwrap().contains("\"get_metric\""), "no get_metric is suggested");
+}
+
+/// Issue 33 item 2: 10,000 identical filters are one condition; 60
+/// distinct ones over the limit of 50 are refused with a correction that
+/// writes them as one `in` per column (the values every filter admits) and
+/// one `not_in` (every excluded value); followed, it answers what the
+/// hand-written SQL of all 60 answers.
+#[test]
+fn identical_filters_are_one_and_distinct_ones_over_the_limit_merge_per_column() {
+    let same = vec![json!({"column": "order.status", "op": "eq", "value": "placed"}); 10_000];
+    let env = dry(json!({"name": "order_count", "filters": same}));
+    assert_eq!(env.status(), Status::Success, "{}", env.tool_error().map(|e| e.message().to_string()).unwrap_or_default());
+    let mut filters: Vec<Json> = (0..30).map(|i| json!({"column": "order.status", "op": "in", "value": ["shipped", "placed", format!("nothing_{i}")]})).collect();
+    filters.extend((1..=30).map(|i| json!({"column": "order.id", "op": "ne", "value": i})));
+    let bad = json!({"name": "order_count", "group_by": ["order.status"], "filters": filters});
+    let (rows, args) = follow_correction(bad, "malformed_name");
+    let merged = args["filters"].as_array().unwrap();
+    assert_eq!(merged.len(), 2, "{}", args["filters"]);
+    let expected = hand("SELECT status, count(id) FROM main.orders WHERE status IN ('shipped', 'placed') AND id NOT IN (SELECT * FROM range(1, 31)) GROUP BY 1");
+    assert_eq!(rows, expected);
+    // Nothing merges (distinct bounds on a decimal): a look-up, never fewer filters.
+    let bounds: Vec<Json> = (0..60).map(|i| json!({"column": "order.amount", "op": "ne", "value": i})).collect();
+    let env = dry(json!({"name": "order_count", "filters": bounds}));
+    assert_ne!(env.tool_error().unwrap().recovery().suggested_tool(), Some("get_metric"));
+    assert!(!env.next_action().unwrap().must_obey);
+}
+
+/// Issue 33: a 2 MB metric name is not echoed back: the message quotes 200
+/// characters, no suggested call or next action repeats it, and the whole
+/// answer (text mirror included, which is this JSON) stays small.
+#[test]
+fn a_two_megabyte_name_is_answered_in_a_few_kilobytes() {
+    use schemabrain::tools::surface::invoke;
+    let name = "m".repeat(2 << 20);
+    for args in [json!({"name": name}), json!({"name": "revenue", "group_by": [name]}), json!({"name": "revenue", "filters": [{"column": "order.status", "op": "eq", "value": name}]})] {
+        let env = invoke(demo_project(), "get_metric", &args, Execution::DryRun);
+        assert!(env.tool_error().is_some());
+        assert_recovery_keeps_question(&args, &env);
+        let wire = serde_json::to_string(&env).unwrap();
+        assert!(wire.len() < 4_000, "answer of {} bytes", wire.len());
+        assert!(!wire.contains(&"m".repeat(300)), "the name is not repeated");
+    }
+}
+
+/// The ambiguous-path recovery keeps the whole request and adds the via;
+/// it is a choice among meanings, so not `must_obey`.
+#[test]
+fn the_ambiguous_path_recovery_keeps_the_request_and_adds_the_via() {
+    let bad = json!({"name": "revenue", "group_by": ["region.name", "customer.segment"], "filters": [{"column": "order.status", "op": "eq", "value": "shipped"}],
+        "time_grain": "year", "order_by": [{"column": "revenue", "direction": "desc"}], "limit": 7});
+    let env = dry(bad.clone());
+    let r = env.tool_error().unwrap().recovery();
+    let suggested = Json::Object(r.suggested_args().cloned().unwrap());
+    assert_eq!(assert_keeps_question(&bad, &suggested), Some("via"));
+    assert!(!env.next_action().unwrap().must_obey);
 }

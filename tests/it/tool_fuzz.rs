@@ -2,7 +2,9 @@
 //! own argument names with values of every JSON type, unknown names, junk,
 //! hostile sizes) into each of the twelve tools. Every call ends in an
 //! envelope that validates against the tool's published outputSchema, with
-//! error messages that stay short. Never a panic.
+//! error messages that stay short and no long caller value echoed back;
+//! every get_metric recovery keeps the question
+//! (`recovery::assert_recovery_keeps_question`). Never a panic.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
@@ -74,6 +76,11 @@ fn every_tool_answers_arbitrary_arguments_with_a_valid_envelope() {
                 prop_assert!(env.next_action().is_some(), "{tool}: every answer has a next_action");
                 if let Some(e) = env.tool_error() {
                     prop_assert!(e.message().len() < 2_000, "{tool}: error message of {} bytes", e.message().len());
+                    // The 20,000-character values are never repeated, whatever failed.
+                    prop_assert!(wire.to_string().len() < 64_000, "{tool}: error answer of {} bytes", wire.to_string().len());
+                    if tool == "get_metric" {
+                        crate::recovery::assert_recovery_keeps_question(&a, &env);
+                    }
                 }
                 Ok(())
             })

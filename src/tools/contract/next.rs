@@ -1,5 +1,7 @@
 //! Seed 004's `next_action` on every answer: on an error, the recovery as a
-//! call to copy (`must_obey: true`: it is the deterministic correction);
+//! call to copy (`must_obey: true` only when it is a correction: the same
+//! request with only its faulty part fixed, so the answer is the one asked
+//! for; a look-up or a choice among meanings is `must_obey: false`);
 //! on an answer, the natural next call of the workflow, built from the
 //! answer's own data (`must_obey: false`: a suggestion; the agent decides
 //! whether it has what it needs). Retry escalation (`escalation`) turns an
@@ -11,21 +13,70 @@ use serde_json::{json, Value as Json};
 
 use crate::envelope::{Envelope, NextAction, Status};
 
+/// The longest caller text an answer may echo in a suggested call, in
+/// characters (a name's limit): a longer value is never repeated back.
+pub const MAX_ECHOED_CHARS: usize = crate::ir::MAX_NAME_CHARS;
+
+/// Whether `v` holds a string (or key) longer than [`MAX_ECHOED_CHARS`].
+pub fn oversized(v: &Json) -> bool {
+    let long = |s: &str| s.len() > MAX_ECHOED_CHARS && s.chars().count() > MAX_ECHOED_CHARS;
+    match v {
+        Json::String(s) => long(s),
+        Json::Array(items) => items.iter().any(oversized),
+        Json::Object(m) => m.iter().any(|(k, v)| long(k) || oversized(v)),
+        _ => false,
+    }
+}
+
+fn oversized_map(m: &serde_json::Map<String, Json>) -> bool {
+    m.iter().any(|(k, v)| k.chars().count() > MAX_ECHOED_CHARS || oversized(v))
+}
+
 /// Attaches the next action to `env`, the answer of `tool(args)`.
 pub fn attach(tool: &str, args: &Json, env: Envelope) -> Envelope {
+    let env = bound_recovery(env);
     let next = match env.tool_error() {
         Some(err) => match err.recovery().suggested_tool() {
+            Some(t) if err.recovery().is_correction() => NextAction::call(
+                t,
+                Json::Object(err.recovery().suggested_args().cloned().unwrap_or_default()),
+                format!("Call {t} with exactly these arguments: it is your request with only the faulty part corrected."),
+                true,
+            ),
             Some(t) => NextAction::call(
                 t,
                 Json::Object(err.recovery().suggested_args().cloned().unwrap_or_default()),
-                format!("Call {t} with exactly these arguments: it is the fix for this error."),
-                true,
+                format!("Call {t} to see what to choose (or consider this call: it changes the request, so check it is the question asked), then call again with only the faulty part changed."),
+                false,
             ),
-            None => NextAction::instruct("Change the arguments as error.message says, then call again; the same call fails the same way.", None, true),
+            None => NextAction::instruct("Change the faulty part as error.message says and keep the rest of the request, then call again; the same call fails the same way.", None, false),
         },
         None => answered(tool, args, &env),
     };
+    let next = if next.arguments.as_ref().is_some_and(oversized_map) {
+        NextAction::instruct(format!("{} (The arguments are not repeated here: a value is over {MAX_ECHOED_CHARS} characters.)", next.instruction), None, false)
+    } else {
+        next
+    };
     env.with_next_action(next)
+}
+
+/// A recovery never repeats a caller's value over [`MAX_ECHOED_CHARS`]: such
+/// a suggested call becomes a look-up of the same tool's vocabulary
+/// (list_metrics for get_metric), or no call, keeping the fuzzy matches.
+fn bound_recovery(env: Envelope) -> Envelope {
+    let too_long = env.tool_error().and_then(|e| e.recovery().suggested_args()).is_some_and(oversized_map);
+    if !too_long {
+        return env;
+    }
+    env.map_error(|e| {
+        let fuzzy: Vec<String> = e.recovery().fuzzy_matches().iter().map(|f| crate::model::echo(f)).collect();
+        let look_up = match e.recovery().suggested_tool() {
+            Some("get_metric") => crate::envelope::Recovery::call("list_metrics", json!({})),
+            _ => crate::envelope::Recovery::none(),
+        };
+        *e = e.clone().with_recovery(look_up.with_fuzzy_matches(fuzzy));
+    })
 }
 
 fn first<'a>(data: &'a Json, list: &str) -> Option<&'a Json> {

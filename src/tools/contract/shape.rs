@@ -63,13 +63,24 @@ fn serialized_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
 /// Applies the format and the cap to a tool's answer. An answer cut at all
 /// is `partial` (or stays `degraded`) and says in its notes what was cut.
 pub fn shape(tool: &str, env: Envelope, format: ResponseFormat) -> Envelope {
+    shape_capped(tool, env, format, true)
+}
+
+/// `shape`, with the token cap applied only when `token_cap` (off for a
+/// person at the CLI; agents always get the cap).
+pub fn shape_capped(tool: &str, env: Envelope, format: ResponseFormat, token_cap: bool) -> Envelope {
     let mut cut = false;
     let env = env.map_data_object(|data| {
         if format == ResponseFormat::Concise {
             cut |= concise(tool, data);
         }
-        let (capped, tokens) = cap(data);
-        cut |= capped;
+        let tokens = if token_cap {
+            let (capped, tokens) = cap(data);
+            cut |= capped;
+            tokens
+        } else {
+            estimate_tokens(&*data)
+        };
         data.insert("token_estimate".into(), tokens.into());
     });
     if cut {

@@ -10,13 +10,12 @@ use serde::{Deserialize, Serialize};
 pub struct FilterArgs {
     /// The filtered column as `entity.column`, e.g. `order.status`.
     pub column: String,
-    /// The comparison (`in`/`not_in` take a list, `is_null`/`not_null` no value, `like` a `%` pattern).
+    /// in/not_in take a list, is_null/not_null no value, like a `%` pattern.
     pub op: String,
-    /// A scalar for comparisons, a list for in/not_in, omitted for is_null/not_null.
-    /// Dates and timestamps are ISO strings.
+    /// A scalar, or a list for in/not_in; dates as ISO strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<serde_json::Value>,
-    /// Compare this metric's value per `column` value instead (e.g. `order_count` by `customer.id` gte 5: customers with at least 5 orders).
+    /// Compare this metric per `column` value instead (`order_count` by `customer.id` gte 5: customers with 5+ orders).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric: Option<String>,
 }
@@ -25,8 +24,7 @@ pub struct FilterArgs {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderByArgs {
-    /// The metric's name, a group_by column (`entity.column`) or the time
-    /// bucket (`metric_time`).
+    /// The metric, a group_by column or `metric_time`.
     pub column: String,
     /// Ascending unless `desc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,14 +38,13 @@ pub struct GetMetricArgs {
     /// The metric's name, from list_metrics. Give `name` or `names`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Several metrics answered side by side on the same group-bys and grain,
-    /// each aggregated at its own source. Give `name` or `names`.
+    /// Several metrics side by side on the same group-bys and grain. Give `name` or `names`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
     /// Columns to group by, as `entity.column`, in output order; a date column at a grain as `entity.column__month`, a date part as `entity.column__extract_dow` (year, quarter, month, day, dow, doy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub group_by: Vec<String>,
-    /// Row filters, all of which must hold.
+    /// Row filters, all must hold; identical ones count once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<FilterArgs>,
     /// MetricFlow where strings, ANDed with filters: `{{ Dimension('customer__country') }} = 'US'`.
@@ -61,7 +58,7 @@ pub struct GetMetricArgs {
     /// The time column to bucket by (`entity.column`) when the metric has none of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_dimension: Option<String>,
-    /// Ordering; the remaining output keys are appended ascending as tie-breaks.
+    /// Ordering; the other output keys break ties, ascending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub order_by: Vec<OrderByArgs>,
     /// Rows at most, 1..10000; default 1000.
@@ -70,7 +67,7 @@ pub struct GetMetricArgs {
     /// Join names that choose among ambiguous paths or parallel joins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<String>,
-    /// SQL dialect of `data.sql`; default the project's, else the executing engine's (duckdb for dry runs).
+    /// SQL dialect of `data.sql`; default the engine's (dry runs: the project's, else duckdb).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
     /// Plan and compile only; nothing is executed.
@@ -102,6 +99,36 @@ impl GetMetricArgs {
     pub fn metric_names(&self) -> Vec<String> {
         self.name.iter().chain(self.names.iter()).cloned().collect()
     }
+}
+
+/// A filter's canonical form, for telling identical conditions apart from
+/// distinct ones: the op as written in lower case, and the values of
+/// `in`/`not_in` as a set (order and repeats do not change the condition).
+fn canonical(f: &FilterArgs) -> (String, String, String, Option<String>) {
+    let value = match (&f.value, f.op.trim().to_ascii_lowercase().as_str()) {
+        (Some(serde_json::Value::Array(items)), "in" | "not_in") => {
+            let mut vs: Vec<String> = items.iter().map(|v| v.to_string()).collect();
+            vs.sort();
+            vs.dedup();
+            vs.join("\u{1f}")
+        }
+        (Some(v), _) => v.to_string(),
+        (None, _) => String::new(),
+    };
+    (f.column.trim().to_string(), f.op.trim().to_ascii_lowercase(), value, f.metric.clone())
+}
+
+/// The filters with identical conditions kept once (the first of each), in
+/// order: identical filters are one filter, before any limit is counted.
+pub fn distinct_filters(filters: &[FilterArgs]) -> Vec<FilterArgs> {
+    let mut seen = std::collections::HashSet::new();
+    filters.iter().filter(|f| seen.insert(canonical(f))).cloned().collect()
+}
+
+/// The strings with repeats kept once, in order.
+pub fn distinct(items: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    items.iter().filter(|s| seen.insert(s.as_str())).cloned().collect()
 }
 
 /// Arguments of tools that take one name.

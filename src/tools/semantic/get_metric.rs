@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::args::{FilterArgs, GetMetricArgs};
+use super::args::{distinct, distinct_filters, FilterArgs, GetMetricArgs};
 use super::recovery::issue_envelope;
 use crate::tools::contract::args::engine_failure;
 use crate::tools::contract::paging::Pager;
@@ -57,11 +57,21 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
     let dialect = match Dialect::from_name(&dialect_name) {
         Ok(d) => d,
         Err(message) => {
+            // The unique close match is a correction (same rows, the SQL in
+            // the dialect meant); otherwise DuckDB's is a suggestion.
+            let near = crate::model::close_matches(&dialect_name, Dialect::supported());
             let mut fixed = args.clone();
-            fixed.dialect = Some("duckdb".into());
-            let recovery = Recovery::call("get_metric", fixed.to_json()).with_fuzzy_matches(
-                crate::model::close_matches(&dialect_name, Dialect::supported()),
-            );
+            let recovery = match near.as_slice() {
+                [one] => {
+                    fixed.dialect = Some(one.clone());
+                    Recovery::correction("get_metric", fixed.to_json())
+                }
+                _ => {
+                    fixed.dialect = Some("duckdb".into());
+                    Recovery::call("get_metric", fixed.to_json())
+                }
+            }
+            .with_fuzzy_matches(near);
             return Envelope::error(ToolError::new(FailureKind::MalformedName, message, recovery));
         }
     };
@@ -71,7 +81,7 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         return Envelope::error(ToolError::new(
             FailureKind::MalformedName,
             "give `name` for one metric or `names` for several, not both",
-            Recovery::call("get_metric", fixed.to_json()),
+            Recovery::correction("get_metric", fixed.to_json()),
         ));
     }
     let request = match request_of(&project.model, args) {
@@ -236,9 +246,24 @@ fn validate(project: &Project, plan: &RequestPlan, compiled: &CompiledSql) -> Re
     Ok(json!({"ok": ok, "sql_checked": checked.contains(&compiled.dialect), "engines": checks}))
 }
 
+/// The plan `args` would get, or the issue it fails with (a recovery checks
+/// its correction with it).
+pub(super) fn check_request(project: &Project, args: &GetMetricArgs) -> Result<RequestPlan, ir::Issue> {
+    let request = request_of(&project.model, args)?;
+    crate::plan(&project.model, &request)
+}
+
 /// The tool's JSON arguments as the resolver's request. Only value shapes
-/// can fail here (a filter value that is an object, say).
+/// can fail here (a filter value that is an object, say). Identical
+/// filters, group-bys and where strings are one each, before any limit
+/// counts them.
 fn request_of(model: &crate::model::SemanticModel, args: &GetMetricArgs) -> Result<MetricRequest, ir::Issue> {
+    let args = &GetMetricArgs {
+        filters: distinct_filters(&args.filters),
+        group_by: distinct(&args.group_by),
+        where_strings: distinct(&args.where_strings),
+        ..args.clone()
+    };
     let filters = args.filters.iter().map(filter_of).collect::<Result<Vec<_>, _>>()?;
     if let Some(name) = &args.query {
         return saved_request(model, name, args, filters);
@@ -350,7 +375,7 @@ fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, 
         return Err(Envelope::error(ToolError::new(
             FailureKind::InvalidArgument,
             "paging needs a server session (schemabrain serve, or tools::Session): call without page_size and page_token here",
-            Recovery::call("get_metric", (GetMetricArgs { page_size: None, ..fresh }).to_json()),
+            Recovery::correction("get_metric", (GetMetricArgs { page_size: None, ..fresh }).to_json()),
         )));
     };
     let params: Vec<Json> = compiled.params.iter().map(ir::Value::to_json).collect();
@@ -359,7 +384,7 @@ fn page(args: &GetMetricArgs, compiled: &CompiledSql, pages: Option<Pages<'_>>, 
         None => 0,
         Some(t) => match p.pager.open(t, &statement, p.client) {
             Ok(o) => o as usize,
-            Err(e) => return Err(Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::call("get_metric", fresh.to_json())))),
+            Err(e) => return Err(Envelope::error(ToolError::new(FailureKind::InvalidArgument, e.message(), Recovery::correction("get_metric", fresh.to_json())))),
         },
     };
     let size = args.page_size.map(|n| n as usize).unwrap_or(shape::CONCISE_ROWS).clamp(1, MAX_PAGE_ROWS);

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::tools::contract::shape::{shape, ResponseFormat};
+use crate::tools::contract::shape::{self, shape, ResponseFormat};
 use crate::tools::contract::next;
 use crate::tools::provider;
 use spec::{provider_specs, tool_specs, write_specs, ToolSpec};
@@ -150,11 +150,17 @@ fn object_args(p: &Published, tool: &str, args: &Json) -> Result<Map<String, Jso
 ///
 /// Every answer, rejected calls included, carries its `next_action`.
 pub fn invoke(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
-    let env = checked_call(project, tool, args, execution);
+    invoke_capped(project, tool, args, execution, true)
+}
+
+/// `invoke`, with the agents' token cap on (`token_cap`) or off (the CLI:
+/// a person reading `detailed` gets every row up to the limit).
+pub fn invoke_capped(project: &Project, tool: &str, args: &Json, execution: Execution<'_>, token_cap: bool) -> Envelope {
+    let env = checked_call(project, tool, args, execution, token_cap);
     next::attach(tool, args, env)
 }
 
-fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>) -> Envelope {
+fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution<'_>, token_cap: bool) -> Envelope {
     let Some(p) = find(tool) else {
         return call(project, tool, args, execution);
     };
@@ -178,7 +184,7 @@ fn checked_call(project: &Project, tool: &str, args: &Json, execution: Execution
         },
     };
     let env = call(project, tool, &Json::Object(map), execution);
-    shape(tool, env, format)
+    shape::shape_capped(tool, env, format, token_cap)
 }
 
 /// Whether a get_metric call asks for `dry_run`.

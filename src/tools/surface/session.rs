@@ -59,6 +59,9 @@ pub struct SessionOptions {
     /// The one schema the provider's write tools may write into
     /// (`serve --allow-writes SCHEMA`); none: writes are off.
     pub allow_writes: Option<String>,
+    /// Answers are cut to the agents' token cap (`shape::MAX_TOKENS`); the
+    /// CLI's `query` turns it off, so a person gets every row up to --limit.
+    pub token_cap: bool,
 }
 
 impl Default for SessionOptions {
@@ -72,6 +75,7 @@ impl Default for SessionOptions {
             require_engine: false,
             toolsets: Toolsets::default(),
             allow_writes: None,
+            token_cap: true,
         }
     }
 }
@@ -112,6 +116,7 @@ pub struct Session {
     /// Makes and checks the provider tools' page tokens.
     pager: Pager,
     allow_writes: Option<String>,
+    token_cap: bool,
 }
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
@@ -160,6 +165,7 @@ impl Session {
             toolsets,
             pager: Pager::new(),
             allow_writes: options.allow_writes,
+            token_cap: options.token_cap,
         })
     }
 
@@ -178,6 +184,7 @@ impl Session {
             toolsets: Toolsets::default(),
             pager: Pager::new(),
             allow_writes: None,
+            token_cap: true,
         }
     }
 
@@ -238,7 +245,7 @@ impl Session {
         }
         let project = self.project();
         let env = match &self.engine {
-            Some(engine) => surface::invoke(
+            Some(engine) => surface::invoke_capped(
                 &project,
                 tool,
                 args,
@@ -248,9 +255,10 @@ impl Session {
                     cancel: cancel.clone(),
                     pages: Some(semantic::Pages { pager: &self.pager, client }),
                 },
+                self.token_cap,
             ),
             None => {
-                let env = surface::invoke(&project, tool, args, Execution::DryRun);
+                let env = surface::invoke_capped(&project, tool, args, Execution::DryRun, self.token_cap);
                 // Only a get_metric that planned fine and was meant to run needs the source.
                 if tool == "get_metric" && env.status() == Status::Success && !surface::is_dry_run(args) {
                     match &self.open_error {
