@@ -5,7 +5,7 @@
 WITH "sb_m0" AS (
   SELECT
     "customer"."country" AS "sb_k0",
-    count(DISTINCT "customer"."id") AS "sb_v"
+    count("customer"."id") AS "sb_v"
   FROM
     "main"."customers" AS "customer"
   GROUP BY

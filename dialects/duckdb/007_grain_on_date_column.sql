@@ -4,7 +4,7 @@
 -- A DATE time dimension stays DATE after bucketing.
 SELECT
   CAST(date_trunc('year', "customer"."signup_date") AS DATE) AS "customer.signup_date__year",
-  count(DISTINCT "customer"."id") AS "customer_count"
+  count("customer"."id") AS "customer_count"
 FROM
   "main"."customers" AS "customer"
 GROUP BY

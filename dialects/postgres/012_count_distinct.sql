@@ -4,7 +4,7 @@
 -- count_distinct renders as count(DISTINCT …).
 SELECT
   "customer"."segment" AS "customer.segment",
-  count(DISTINCT "customer"."id") AS "customer_count"
+  count("customer"."id") AS "customer_count"
 FROM
   "main"."customers" AS "customer"
 GROUP BY

@@ -4,7 +4,7 @@
 -- A semi-join two hops deep (customer → order → order_item).
 SELECT
   "customer"."segment" AS "customer.segment",
-  count(DISTINCT "customer"."id") AS "customer_count"
+  count("customer"."id") AS "customer_count"
 FROM
   "main"."customers" AS "customer"
 WHERE
