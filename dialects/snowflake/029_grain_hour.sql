@@ -2,4 +2,4 @@
 -- dialect: snowflake
 -- status: error
 -- Hour buckets on a TIMESTAMP dimension.
--- error: invalid_time_grain: Time grain `hour` is not allowed here; allowed: `day`, `week`, `month`, `quarter`, `year`.
+-- error: invalid_time_grain: Time grain `hour` is not allowed here; allowed: `day`, `week`, `month`, `quarter`, `year` (list_metrics shows each metric's grains).
