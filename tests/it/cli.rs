@@ -69,7 +69,15 @@ fn operational_failures_exit_2_with_one_json_document() {
     let out = run(&["query", "revenue", "--project", "semantics/demo", "--source", "duckdb:/nonexistent/x.duckdb", "--json"], &repo(""));
     assert_eq!(out.status.code(), Some(2));
     let env = envelope_of(&out);
-    assert_eq!(env.tool_error().unwrap().code().as_str(), "QUERY_FAILED");
+    // A source that cannot be opened answers as a server without its source:
+    // missing_credential, saying why, with the same request as a dry run.
+    let err = env.tool_error().unwrap();
+    assert_eq!((err.kind().as_str(), err.code().as_str()), ("missing_credential", "UNAUTHORIZED"));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["error"]["message"].as_str().unwrap_or("").contains("/nonexistent/x.duckdb"), "{json}");
+    let suggested = &json["error"]["recovery"]["suggested_args"];
+    let asked = suggested["names"] == serde_json::json!(["revenue"]) || suggested["name"] == "revenue";
+    assert!(asked && suggested["dry_run"] == true, "{json}");
     let bad = entries(&repo("tests/bad_projects"), "").into_iter().find(|p| p.is_dir()).expect("a bad project");
     let out = run(&["compile", "anything", "--project", bad.to_str().unwrap(), "--json"], &repo(""));
     assert_eq!(out.status.code(), Some(2));

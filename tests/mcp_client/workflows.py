@@ -105,12 +105,18 @@ async def run(mode):
         # Seed 004, scripted as a stubborn agent: the same failing call again
         # and again is first to be fixed (must_obey), then escalated, then
         # refused by the circuit breaker; following next_action recovers.
-        bad = {"name": "revenue", "group_by": [f"custmer.country_{mode.replace('-', '_')}"]}
+        # A misspelt entity with one correction (customer.country), so the
+        # recovery is a correction to obey; the filter (its value per mode)
+        # is part of the question the correction keeps.
+        bad = {"name": "revenue", "group_by": ["custmer.country"],
+               "filters": [{"column": "customer.country", "op": "ne", "value": f"nowhere_{mode}"}]}
         seen = [await call("get_metric", bad, ("error",)) for _ in range(8)]
         kinds = [e["error"]["kind"] for e in seen]
         check(kinds[:6] == ["unknown_name"] * 6 and kinds[6:] == ["cost_cap_exceeded"] * 2, f"escalation then breaker: {kinds}")
         check([e["next_action"]["must_obey"] for e in seen[:2]] == [True, True], "the first fixes are to be obeyed")
         check(all(e["next_action"]["must_obey"] is False for e in seen[2:]), "escalated: autonomy")
+        fix = seen[0]["error"]["recovery"]["suggested_args"]
+        check(fix["group_by"] == ["customer.country"] and fix["filters"] == bad["filters"], f"the correction keeps the question: {fix}")
         check("Circuit open" in seen[7]["error"]["message"], seen[7]["error"]["message"])
         nxt = seen[7]["next_action"]
         await call(nxt["tool"], nxt.get("arguments") or {}, ok)
