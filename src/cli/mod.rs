@@ -269,7 +269,13 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
         Ok(s) => s,
         Err(SessionError::Project(d)) => return project_failure(&d, flags.json),
         Err(SessionError::NoSource) => return usage_failure(&SessionError::NoSource.to_string(), flags.json),
-        Err(e) => return operational(&e.to_string(), flags.json),
+        // The source cannot be opened: the same answer an agent gets from a
+        // server without its source (missing_credential, the dry run as the
+        // recovery), and exit 2 as every operational failure.
+        Err(SessionError::Engine(e)) => {
+            print_envelope(&crate::tools::surface::unreachable_source(&call, &e.to_string()), flags.json, &metrics.join(", "));
+            return ExitCode::from(2);
+        }
     };
     let env = session.call("get_metric", &call);
     print_envelope(&env, flags.json, &metrics.join(", "))
