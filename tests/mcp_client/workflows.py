@@ -97,7 +97,11 @@ async def run(mode):
         env = await call("get_metric", {"name": "revenue", "group_by": ["region.name"]}, ("error",))
         check(env["error"]["kind"] == "ambiguous_path", env["error"]["kind"])
         rec = env["error"]["recovery"]
-        await call(rec["suggested_tool"], rec["suggested_args"] or {}, ok)
+        # The recovery keeps the question and only adds the path's joins.
+        kept = rec["suggested_args"] or {}
+        check(rec["suggested_tool"] == "get_metric" and kept.get("name", (kept.get("names") or [None])[0]) == "revenue"
+              and kept.get("group_by") == ["region.name"] and kept.get("via"), f"the path recovery keeps the question: {rec}")
+        await call(rec["suggested_tool"], kept, ok)
         env = await call("get_metric", {"name": "revenue", "grain": "month"}, ("error",))
         check("grain" in env["error"]["message"], "unknown argument named")
         env = await call("describe_entity", {"name": "custmer"}, ("error",))
