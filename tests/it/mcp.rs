@@ -254,11 +254,20 @@ async fn unknown_arguments_are_rejected_in_band_with_the_allowed_ones_named() {
     let env = call(&client, &tools, "get_metric", json!({"name": "revenue", "grain": "month"})).await;
     let msg = env["error"]["message"].as_str().unwrap();
     assert!(msg.contains("`grain`") && msg.contains("time_grain"), "{msg}");
+    // The repair renames the argument to the one it plainly means, so the
+    // question (revenue per month) is kept, and is a correction to obey.
     assert_eq!(env["error"]["recovery"]["suggested_tool"], "get_metric");
-    assert_eq!(env["error"]["recovery"]["suggested_args"], json!({"name": "revenue"}));
-    // The suggested call answers.
+    assert_eq!(env["error"]["recovery"]["suggested_args"], json!({"name": "revenue", "time_grain": "month"}));
+    assert_eq!(env["next_action"]["must_obey"], true, "{env:#}");
     let next = call(&client, &tools, "get_metric", env["error"]["recovery"]["suggested_args"].clone()).await;
     assert_eq!(next["status"], "success", "{next:#}");
+    assert!(next["data"]["columns"].to_string().contains("month") || next["data"].to_string().contains("month"), "answered per month: {next:#}");
+    // An argument that means nothing here is never dropped from a suggested
+    // call (it might have been a filter): the allowed names, and no call.
+    let env = call(&client, &tools, "get_metric", json!({"name": "revenue", "wibble": {"country": "FR"}})).await;
+    assert!(env["error"]["message"].as_str().unwrap().contains("`wibble`"), "{env:#}");
+    assert!(env["error"]["recovery"]["suggested_tool"].is_null(), "{env:#}");
+    assert_eq!(env["next_action"]["must_obey"], false, "{env:#}");
     // An unknown tool is a protocol error, not an envelope.
     let err = client.call_tool(CallToolRequestParams::new("drop_table")).await.expect_err("unknown tool");
     assert!(err.to_string().contains("tool not found"), "{err}");

@@ -312,6 +312,34 @@ fn unknown_arguments_are_rejected_by_name() {
     let err = env.tool_error().unwrap();
     assert_eq!(err.kind().as_str(), "malformed_name");
     assert!(err.message().contains("grain"), "{}", err.message());
+    // Each unknown name is renamed to the allowed one it plainly means; the
+    // rest of the question is kept, and following the correction answers.
+    for (original, renamed) in [
+        (json!({"name": "revenue", "grain": "month", "dry_run": true}), json!({"name": "revenue", "time_grain": "month", "dry_run": true})),
+        (
+            json!({"name": "revenue", "filter": [{"column": "customer.country", "op": "eq", "value": "FR"}], "dry_run": true}),
+            json!({"name": "revenue", "filters": [{"column": "customer.country", "op": "eq", "value": "FR"}], "dry_run": true}),
+        ),
+    ] {
+        let env = dry(original.clone());
+        let r = env.tool_error().unwrap().recovery().clone();
+        assert!(env.next_action().unwrap().must_obey, "a rename keeps the meaning: {original}");
+        let args = Json::Object(r.suggested_args().cloned().unwrap());
+        assert_eq!(args, renamed);
+        let next = tools::call(demo_project(), "get_metric", &args, Execution::DryRun);
+        assert_eq!(next.status(), Status::Success);
+        let sql = next.data().unwrap()["sql"].as_str().unwrap().to_string();
+        assert!(sql.contains("month") || sql.contains("country"), "{sql}");
+    }
+    // A name already given is not overwritten, and a name with no plain
+    // meaning is not dropped: no call is suggested, the message lists the names.
+    for args in [json!({"name": "revenue", "grain": "month", "time_grain": "day"}), json!({"name": "revenue", "zzqx": 1})] {
+        let env = dry(args.clone());
+        let err = env.tool_error().unwrap();
+        assert_eq!(err.recovery().suggested_tool(), None, "{args}");
+        assert!(!env.next_action().unwrap().must_obey, "{args}");
+        assert!(err.message().contains("time_grain"), "{}", err.message());
+    }
 }
 
 #[test]

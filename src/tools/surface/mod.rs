@@ -131,19 +131,61 @@ fn object_args(p: &Published, tool: &str, args: &Json) -> Result<Map<String, Jso
     if unknown.is_empty() {
         return Ok(map);
     }
-    let mut fixed = map.clone();
-    fixed.retain(|k, _| p.allowed.contains(k));
     let names: Vec<String> = unknown.iter().map(|u| format!("`{}`", crate::ir::echo_name(u))).collect();
     let mut fuzzy = Vec::new();
     for u in &unknown {
         fuzzy.extend(crate::model::close_matches(u, p.allowed.iter().map(String::as_str)));
     }
     let allowed = if p.allowed.is_empty() { "it takes no arguments".to_string() } else { format!("allowed arguments: {}", p.allowed.join(", ")) };
+    let message = format!("{tool} does not take {}; {allowed}.", names.join(", "));
+    // The repaired call must ask the same question: each unknown argument is
+    // renamed to the one allowed name it plainly means (`grain` ->
+    // `time_grain`, `filter` -> `filters`), and the call is a correction. An
+    // argument with no such name is never dropped from a suggested call (it
+    // may be a filter or a group-by the caller needs): the error lists the
+    // allowed names and suggests no call.
+    let Some(renamed) = renamed_args(&map, &unknown, &p.allowed) else {
+        return Err(Envelope::error(ToolError::new(FailureKind::MalformedName, message, Recovery::none().with_fuzzy_matches(fuzzy))));
+    };
     Err(Envelope::error(ToolError::new(
         FailureKind::MalformedName,
-        format!("{tool} does not take {}; {allowed}.", names.join(", ")),
-        Recovery::call(tool, Json::Object(fixed)).with_fuzzy_matches(fuzzy),
+        message,
+        Recovery::correction(tool, Json::Object(renamed)).with_fuzzy_matches(fuzzy),
     )))
+}
+
+/// `map` with every unknown argument renamed to the allowed name it plainly
+/// means, or `None` when one of them has no such name (no close match, a
+/// tie, or the name is already given or claimed by another).
+fn renamed_args(map: &Map<String, Json>, unknown: &[String], allowed: &[String]) -> Option<Map<String, Json>> {
+    let mut fixed = map.clone();
+    for u in unknown {
+        let target = plain_meaning(u, allowed)?;
+        if fixed.contains_key(&target) {
+            return None;
+        }
+        let value = fixed.remove(u)?;
+        fixed.insert(target, value);
+    }
+    Some(fixed)
+}
+
+/// The one allowed argument name `name` plainly means: the only close match,
+/// or the only one that contains it or that it contains.
+fn plain_meaning(name: &str, allowed: &[String]) -> Option<String> {
+    let matches = crate::model::close_matches(name, allowed.iter().map(String::as_str));
+    if let [only] = matches.as_slice() {
+        return Some(only.clone());
+    }
+    let lower = name.to_ascii_lowercase();
+    let mut containing = matches.iter().filter(|m| {
+        let m = m.to_ascii_lowercase();
+        m.contains(&lower) || lower.contains(&m)
+    });
+    match (containing.next(), containing.next()) {
+        (Some(m), None) => Some(m.clone()),
+        _ => None,
+    }
 }
 
 /// Runs one tool call as an agent makes it.
