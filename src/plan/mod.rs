@@ -42,6 +42,28 @@ mod tree;
 pub use crate::model::graph::{Hop, JoinGraph, MAX_HOPS};
 pub use note::PlanNote;
 
+/// What the path-choice pass decides for a request anchored at `anchor`
+/// that reads `target` without `via` (so describe_entity tells an agent
+/// exactly what get_metric will do).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathChoice {
+    /// One path: its join names, in order.
+    One(Vec<String>),
+    /// Several roles or paths, each its join names: `via` must choose.
+    Ambiguous(Vec<Vec<String>>),
+    /// No path within `MAX_HOPS`.
+    Unreachable,
+}
+
+/// The path-choice pass's decision from `anchor` to `target` without `via`.
+pub fn path_choice(graph: &JoinGraph, anchor: &str, target: &str) -> PathChoice {
+    match paths::choose_path(graph, anchor, target, &[]) {
+        Ok(path) => PathChoice::One(path.iter().zip(path.iter().skip(1)).filter_map(|(a, b)| graph.hops_between(a, b).first().map(|h| h.join.name.clone())).collect()),
+        Err(crate::ir::Issue::AmbiguousPath { paths, .. }) => PathChoice::Ambiguous(paths),
+        Err(_) => PathChoice::Unreachable,
+    }
+}
+
 use crate::ir::{time_bucket_name, Issue, MetricQuery, OrderKey, OutputExpr, OutputMetric, OutputRef, ResolvedRequest, Transform};
 use crate::model::{Cardinality, CheckedModel, ColumnRef, Grain, Interval, Measure, TableRef, TypeClass, WindowChoice};
 

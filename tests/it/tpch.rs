@@ -231,6 +231,49 @@ fn without_via_the_nation_of_a_line_is_ambiguous_and_the_recovery_picks_one_role
     );
 }
 
+/// describe_entity says what get_metric will do: an entity reached in one
+/// role lists its joins (and a request through them answers), one reached
+/// in several roles lists the choices `via` takes (and a request without
+/// `via` is ambiguous_path). The shortest path alone would show nation as
+/// reached one way, two hops away.
+#[test]
+fn describe_entity_shows_the_roles_get_metric_will_ask_to_choose_between() {
+    let project = project_on_duckdb();
+    let env = tools::call(project, "describe_entity", &json!({"name": "lineitem"}), Execution::DryRun);
+    assert_eq!(env.status(), Status::Success, "{}", serde_json::to_string(&env).unwrap());
+    let reachable = env.data().unwrap()["reachable_entities"].as_array().unwrap().clone();
+    let entry = |name: &str| reachable.iter().find(|r| r["entity"] == name).unwrap_or_else(|| panic!("{name} not reachable: {reachable:?}")).clone();
+    let nation = entry("nation");
+    assert_eq!(nation["paths"], 2, "{nation}");
+    let choices = nation["via_choices"].to_string();
+    assert!(choices.contains("customer_nation") && choices.contains("supplier_nation"), "{nation}");
+    for r in &reachable {
+        let entity = r["entity"].as_str().unwrap();
+        // A column that is not a key: a key could be read on the near side of its join.
+        let e = &project.model.entities[entity];
+        let column = e.columns.iter().find(|c| !e.identity.contains(&c.name)).map(|c| c.name.clone()).unwrap();
+        let ask = |via: &Json| {
+            let mut args = json!({"name": "revenue", "group_by": [format!("{entity}.{column}")], "dry_run": true});
+            if !via.is_null() {
+                args["via"] = via.clone();
+            }
+            tools::call(project, "get_metric", &args, Execution::DryRun)
+        };
+        let plain = ask(&Json::Null);
+        let kind = plain.tool_error().map(|e| e.kind().as_str().to_string());
+        if r["paths"] == 1 {
+            // The personal columns of the policy may refuse; a path never does.
+            assert_ne!(kind.as_deref(), Some("ambiguous_path"), "{entity}: {r}");
+        } else {
+            assert_eq!(kind.as_deref(), Some("ambiguous_path"), "{entity}: {r}");
+            for choice in r["via_choices"].as_array().unwrap() {
+                let chosen = ask(choice);
+                assert_ne!(chosen.tool_error().map(|e| e.kind().as_str().to_string()).as_deref(), Some("ambiguous_path"), "{entity} via {choice}");
+            }
+        }
+    }
+}
+
 #[test]
 fn the_project_checks_clean_alone_and_against_its_warehouse() {
     let source = format!("duckdb:{}", duckdb_file().display());

@@ -186,11 +186,23 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
         .collect();
     let graph = model.graph();
     let mut reachable: Vec<Json> = Vec::new();
+    // What get_metric anchored here does to reach each entity: one path (its
+    // joins), or roles `via` must choose between (the planner's own pass,
+    // not the shortest path, which may be one role of several).
     for other in model.entities.keys().filter(|n| **n != e.name) {
-        let paths = graph.shortest_paths(&e.name, other);
-        if let Some(p) = paths.first() {
-            reachable.push(crate::json::object([("entity", other.clone().into()), ("hops", (p.len() - 1).into()), ("paths", paths.len().into())]));
-        }
+        let entry = match crate::plan::path_choice(graph, &e.name, other) {
+            crate::plan::PathChoice::One(joins) => {
+                crate::json::object([("entity", other.clone().into()), ("hops", joins.len().into()), ("paths", 1.into()), ("via", json!(joins))])
+            }
+            crate::plan::PathChoice::Ambiguous(paths) => crate::json::object([
+                ("entity", other.clone().into()),
+                ("hops", paths.iter().map(Vec::len).min().unwrap_or(0).into()),
+                ("paths", paths.len().into()),
+                ("via_choices", json!(paths)),
+            ]),
+            crate::plan::PathChoice::Unreachable => continue,
+        };
+        reachable.push(entry);
     }
     let metrics: Vec<&str> = model.metrics.values().filter(|m| m.entity == e.name).map(|m| m.name.as_str()).collect();
     let joins: Vec<&str> = model
