@@ -287,9 +287,11 @@ impl super::Engine for DuckDbEngine {
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
         }
+        // A cancel that lands after COMMIT is too late: the write happened,
+        // and saying "cancelled" would invite a second one.
         match (watch.finish(), result) {
             (Stop::TimedOut, Err(_)) => Err(EngineError::Timeout(timeout)),
-            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (Stop::Cancelled, Err(_)) => Err(EngineError::Cancelled),
             (_, other) => other,
         }
     }

@@ -184,8 +184,9 @@ impl super::Engine for MySqlEngine {
             conn.disconnect().await
         })
         .map_err(q);
+        // A cancel that lands after COMMIT is too late: the write happened.
         match (watch.finish(), result) {
-            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (Stop::Cancelled, Err(_)) => Err(EngineError::Cancelled),
             (Stop::TimedOut, Err(_)) => Err(EngineError::Timeout(timeout)),
             (_, other) => other,
         }

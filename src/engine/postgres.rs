@@ -153,8 +153,9 @@ impl super::Engine for PostgresEngine {
         let ms = timeout.as_millis().clamp(1, i32::MAX as u128);
         let batch = format!("BEGIN; SET LOCAL statement_timeout = {ms}; SET LOCAL TIME ZONE 'UTC';\n{};\nCOMMIT;", statements.join(";\n"));
         let result = runtime::block_on(&self.rt, client.batch_execute(&batch)).map_err(|e| EngineError::Query(error_text(&e)));
+        // A cancel that lands after COMMIT is too late: the write happened.
         match (watch.finish(), result) {
-            (Stop::Cancelled, _) => Err(EngineError::Cancelled),
+            (Stop::Cancelled, Err(_)) => Err(EngineError::Cancelled),
             (_, Err(EngineError::Query(m))) if m.contains("statement timeout") => Err(EngineError::Timeout(timeout)),
             (_, other) => other,
         }

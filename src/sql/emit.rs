@@ -1207,29 +1207,22 @@ impl<'p> Emitter<'p> {
             return Ok(plain("count", ast::case_when(test, ast::number("1"))));
         }
         let counting = matches!(plan.measure.agg, Aggregation::Count | Aggregation::CountDistinct);
-        match plan.count {
-            // Every row is one anchor row and the column is never NULL: the
-            // rows are counted (`count(*)`, or the rows `only` keeps).
-            CountForm::Rows if counting => {
-                return Ok(match only {
-                    Some(k) => plain("count", ast::case_when(k, ast::number("1"))),
-                    None => ast::count_rows(),
-                });
-            }
-            // Every identity is distinct already: counted without DISTINCT.
-            CountForm::Values if counting => {
-                let operand = match only {
-                    Some(k) => ast::case_when(k, operand),
-                    None => operand,
-                };
-                return Ok(plain("count", operand));
-            }
-            CountForm::AsDeclared | CountForm::Rows | CountForm::Values => {}
+        // Every row is one anchor row and the column is never NULL: the rows
+        // are counted (`count(*)`, or the rows `only` keeps).
+        if counting && matches!(plan.count, CountForm::Rows) {
+            return Ok(match only {
+                Some(k) => plain("count", ast::case_when(k, ast::number("1"))),
+                None => ast::count_rows(),
+            });
         }
         let operand = match only {
             Some(k) => ast::case_when(k, operand),
             None => operand,
         };
+        // Every identity is distinct already: counted without DISTINCT.
+        if counting && matches!(plan.count, CountForm::Values) {
+            return Ok(plain("count", operand));
+        }
         Ok(match plan.measure.agg {
             Aggregation::Sum => plain("sum", operand),
             // A to-many join repeats the anchor's rows: its identity is counted once.
