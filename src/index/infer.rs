@@ -375,6 +375,20 @@ pub fn draft(
     let mut key_columns: BTreeSet<(String, String)> = BTreeSet::new();
     for (c, ev) in joins {
         let (Some(src), Some(tgt)) = (entity_of.get(c.from_table.as_str()), entity_of.get(c.to_table.as_str())) else { continue };
+        // A key of a table to itself (an employee's manager): the loader
+        // refuses self-joins, so writing one would leave a project that
+        // does not open. The note says how to model it by hand.
+        if src == tgt {
+            d.notes.push(format!(
+                "join {}.{} → {}.{} left out: a table joined to itself is not supported; define a second entity on `{}` (e.g. `{src}_parent`) and join to it",
+                c.from_table,
+                c.from_columns.join(","),
+                c.to_table,
+                c.to_columns.join(","),
+                c.to_table
+            ));
+            continue;
+        }
         if ev.orphans > 0 {
             let verb = if c.method == "fk_constraint" { "declared" } else { "guessed from names" };
             d.notes.push(format!(
