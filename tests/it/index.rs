@@ -52,8 +52,9 @@ fn warehouse_without_foreign_keys() -> PathBuf {
     path
 }
 
-/// Indexes `source` into a fresh directory through the library.
-fn index_into(source: &str, schemas: &[String], tag: &str) -> PathBuf {
+/// Indexes `source` into a fresh directory through the library (as
+/// `schemabrain index` does; heldout.rs indexes its databases with it too).
+pub fn index_into(source: &str, schemas: &[String], tag: &str) -> PathBuf {
     let engine = engine::open(source).unwrap_or_else(|e| panic!("{source}: {e}"));
     let indexed = index::run(engine.as_ref(), schemas, LIMITS, 2026, &mut |_| {}).expect("indexes");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name(tag));

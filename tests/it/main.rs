@@ -44,6 +44,8 @@ mod mcp_http;
 mod audit;
 // Search: the golden question set and Recall@k.
 mod search;
+// Held-out sets written without looking at the code: search over Chinook and Sakila, PII names from public schemas.
+mod heldout;
 // Real servers (Postgres, MySQL/MariaDB): where they are, scratch schemas, skip or fail.
 mod engines_servers;
 // The Postgres engine: read-only, timeout, row cap, types, parameters, introspection.
