@@ -116,10 +116,11 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
-    /// A dbt project's semantic layer, from the `target/semantic_manifest.json` that `dbt parse` writes (a project directory or the file).
+    /// A dbt project: its semantic layer, and its models and sources with their tests and docs (a project directory or a manifest file).
     Dbt {
-        /// The dbt project directory (dbt_project.yml, the profile and the YAML under the
-        /// model paths are read; dbt is not needed) or a semantic_manifest.json file.
+        /// The dbt project directory (dbt_project.yml, the profile and the YAML, SQL and docs under the
+        /// model paths are read, or target/manifest.json when present; dbt is not needed), or a
+        /// semantic_manifest.json or manifest.json file.
         path: PathBuf,
         /// The schemabrain project directory to write; re-importing replaces the imported files.
         #[arg(long)]
@@ -127,6 +128,10 @@ pub enum ImportCommand {
         /// Bind every relation to this schema instead of the profile target's.
         #[arg(long)]
         schema: Option<String>,
+        /// The warehouse the models were built in (e.g. `duckdb:warehouse.duckdb`), instead of the
+        /// profile's: plain models are typed and their relationships tests measured on it.
+        #[arg(long)]
+        source: Option<String>,
         /// Print one JSON summary (with every unmapped item) instead of text.
         #[arg(long)]
         json: bool,

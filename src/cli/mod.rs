@@ -59,7 +59,7 @@ pub fn run() -> ExitCode {
         Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
         Command::Index { source, out, schemas, json } => index::index(&source, &out, &schemas, json),
         Command::Graph { project, format } => index::graph(&project, &format),
-        Command::Import { from: args::ImportCommand::Dbt { path, out, schema, json } } => index::import_dbt(&path, &out, schema.as_deref(), json),
+        Command::Import { from: args::ImportCommand::Dbt { path, out, schema, source, json } } => index::import_dbt(&path, &out, schema.as_deref(), source.as_deref(), json),
     }
 }
 

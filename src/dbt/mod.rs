@@ -35,8 +35,14 @@
 //! `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
+//! Models and sources without semantic models (most dbt projects) are
+//! `plain`'s: their tests, descriptions and docs drafted as `index` drafts
+//! a warehouse, and a semantic model's foreign entity may name one of
+//! their entities (`import_semantic_manifest_with`).
+//!
 //! Architecture invariant: pure over the manifest JSON; writing goes
 //! through `index::write` (atomic files, re-import keeps none stale).
+//! Only `plain::check` (feature `app`) reads a warehouse.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,6 +51,7 @@ use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
 
+pub mod plain;
 pub mod project;
 pub mod where_filter;
 
@@ -212,6 +219,13 @@ fn agg_of(dbt: &str) -> Option<&'static str> {
 
 /// Reads a semantic manifest (the JSON `dbt parse` writes).
 pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported {
+    import_semantic_manifest_with(manifest, source_file, &BTreeMap::new())
+}
+
+/// As `import_semantic_manifest`, with entities imported from elsewhere
+/// (plain dbt models: entity name → its one key column) that a semantic
+/// model's foreign entity may name: the join goes to them.
+pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside: &BTreeMap<String, String>) -> Imported {
     let mut out = Imported { time_spine: time_spine(manifest), ..Imported::default() };
     let mut models: Vec<Model<'_>> = Vec::new();
     let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
@@ -309,6 +323,13 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
             let Some(&target) = primary_of.get(ename) else {
                 // A versioned model's natural entity: joined below, by version.
                 if models.iter().any(|v| v.versioned.as_ref().is_some_and(|n| n.entity == ename)) {
+                    continue;
+                }
+                // A plain model's entity of that name.
+                if let Some(key) = outside.get(ename).filter(|_| is_identifier(col)) {
+                    let cardinality = if kind == "unique" { "one_to_one" } else { "many_to_one" };
+                    let at = origin(sm, source_file, &format!("semantic_models[{name}].entities[{ename}]"));
+                    add_join(&mut out, (&m.entity, col), (ename, key), cardinality, None, &at);
                     continue;
                 }
                 out.unmapped.push(Unmapped { item: format!("entity {name}.{ename}"), reason: format!("no semantic model has `{ename}` as its primary entity") });

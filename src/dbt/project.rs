@@ -38,6 +38,9 @@ pub struct ProjectRead {
     pub source: Option<String>,
     /// Where the relations' schema came from, and anything not read.
     pub notes: Vec<String>,
+    /// The project's models and sources (`super::plain`), from
+    /// `target/manifest.json` when there is one, else from the files.
+    pub plain: Vec<super::plain::read::Node>,
 }
 
 /// The documents of one YAML file, or an error naming it and the line.
@@ -237,6 +240,8 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
 
     // Every file under the model paths: SQL configs first, then the YAML.
     let mut yaml: Vec<(String, Json)> = Vec::new();
+    let mut sql_files: Vec<super::plain::read::SqlFile> = Vec::new();
+    let mut markdown: Vec<(String, String)> = Vec::new();
     for mp in &model_paths {
         let mut files = Vec::new();
         files_under(&dir.join(mp), &mut files);
@@ -248,8 +253,13 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
                     let model = f.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                     let (alias, custom) = sql_config(&text);
                     if alias.is_some() || custom.is_some() {
-                        relations.configs.insert(model, (alias, custom));
+                        relations.configs.insert(model.clone(), (alias, custom));
                     }
+                    sql_files.push(super::plain::read::SqlFile { name: model, rel: rel.clone(), text });
+                }
+                Some("md") => {
+                    let text = std::fs::read_to_string(&f).map_err(|e| format!("{rel}: {e}"))?;
+                    markdown.push((rel.clone(), text));
                 }
                 Some("yml") | Some("yaml") => {
                     for doc in read_yaml(&f, false)? {
@@ -330,7 +340,65 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
         "saved_queries": saved_queries,
         "project_configuration": {"time_spines": time_spines},
     });
-    Ok(ProjectRead { manifest, dialect, source, notes })
+    let plain = plain_nodes(dir, &yaml, &sql_files, &markdown, &relations, project_config, &model_paths, schema, &mut notes)?;
+    Ok(ProjectRead { manifest, dialect, source, notes, plain })
+}
+
+/// The plain models and sources: from `target/manifest.json` when dbt has
+/// written one (everything resolved there), else from the files.
+#[allow(clippy::too_many_arguments)]
+fn plain_nodes(
+    dir: &Path,
+    yaml: &[(String, Json)],
+    sql: &[super::plain::read::SqlFile],
+    markdown: &[(String, String)],
+    relations: &Relations,
+    project_config: Option<&Json>,
+    model_paths: &[String],
+    schema: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<super::plain::read::Node>, String> {
+    use super::plain::read;
+    let manifest_path = dir.join("target/manifest.json");
+    if manifest_path.is_file() {
+        let text = std::fs::read_to_string(&manifest_path).map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+        let manifest: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON ({e})", manifest_path.display()))?;
+        notes.push("models and sources read from target/manifest.json (delete it, or run dbt again, if it is older than the YAML)".into());
+        let mut nodes = read::from_manifest(&manifest, "target/manifest.json");
+        if let Some(forced) = schema {
+            for n in nodes.iter_mut().filter(|n| !n.is_source()) {
+                n.schema = forced.to_string();
+            }
+        }
+        return Ok(nodes);
+    }
+    let relation = |model: &str| {
+        let r = relations.of(model);
+        (s(&r, "schema_name").unwrap_or("main").to_string(), s(&r, "alias").unwrap_or(model).to_string())
+    };
+    let materialized = |rel: &str| folder_materialized(project_config, model_paths, rel);
+    Ok(read::from_files(&read::Files { yaml, sql, markdown, relation: &relation, materialized: &materialized }))
+}
+
+/// The materialization `dbt_project.yml` gives the folder of a model file
+/// (`models: {project: {staging: {+materialized: view}}}`): the deepest
+/// folder that sets one wins.
+fn folder_materialized(project_config: Option<&Json>, model_paths: &[String], rel: &str) -> Option<String> {
+    let path = model_paths.iter().find_map(|mp| rel.strip_prefix(mp.trim_end_matches('/')).map(|r| r.trim_start_matches('/'))).unwrap_or(rel);
+    let mut config = project_config?;
+    let get = |c: &Json| s(c, "+materialized").or(s(c, "materialized")).map(str::to_string);
+    let mut found = get(config);
+    let folders: Vec<&str> = path.split('/').collect();
+    for folder in folders.iter().take(folders.len().saturating_sub(1)) {
+        match config.get(*folder) {
+            Some(c) => {
+                config = c;
+                found = get(c).or(found);
+            }
+            None => break,
+        }
+    }
+    found
 }
 
 /// A legacy `semantic_models:` item, and the metrics its `create_metric: true` measures make.

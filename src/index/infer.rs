@@ -51,11 +51,15 @@ pub struct DraftEntity {
     pub confidence: &'static str,
     pub columns: Vec<DraftColumn>,
     pub description: String,
+    /// Where the entity came from, for its provenance (`models/schema.yml:4`);
+    /// `None`: the table.
+    pub source: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DraftColumn {
     pub name: String,
+    /// Empty when nothing says (a dbt column without `data_type` and no warehouse).
     pub data_type: String,
     pub nullable: bool,
     pub description: Option<String>,
@@ -73,6 +77,8 @@ pub struct DraftJoin {
     pub evidence: Vec<String>,
     /// Measured: no source row has a NULL key, and none an orphan.
     pub every_row_matches: bool,
+    /// Where the join came from, for its provenance; `None`: `source → target`.
+    pub source: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +91,8 @@ pub struct DraftMetric {
     pub description: String,
     /// A balance (a snapshot table's quantity): not summed over time.
     pub non_additive: Option<NonAdditive>,
+    /// Where the metric came from, for its provenance; `None`: `entity.column`.
+    pub source: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -93,9 +101,20 @@ pub struct NonAdditive {
     pub per: Vec<String>,
 }
 
+/// Who proposes a draft: `schemabrain index` (origin `suggested`) or
+/// `schemabrain import dbt` (origin `dbt_import`, the project's own
+/// declarations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DraftOrigin {
+    #[default]
+    Index,
+    DbtImport,
+}
+
 /// The whole draft.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Draft {
+    pub origin: DraftOrigin,
     pub entities: Vec<DraftEntity>,
     pub joins: Vec<DraftJoin>,
     pub metrics: Vec<DraftMetric>,
@@ -103,6 +122,11 @@ pub struct Draft {
     pub pii: BTreeMap<String, ColumnTag>,
     /// Things a reviewer should know (tables left without identity, joins the data refuted).
     pub notes: Vec<String>,
+    /// `schema.table.column` → a tag the project declares (dbt `meta`):
+    /// written as a reviewed override.
+    pub pii_declared: BTreeMap<String, ColumnTag>,
+    /// Categories the policy blocks.
+    pub block: Vec<String>,
 }
 
 /// The singular of a table name, on its last word: `order_items` →
@@ -273,7 +297,8 @@ const AVERAGE_WORDS: &[&str] =
 const NOT_MEASURE_WORDS: &[&str] =
     &["id", "key", "code", "number", "no", "num", "year", "month", "day", "week", "zip", "lat", "lon", "lng", "latitude", "longitude", "version", "rank", "order", "position", "index", "sequence", "seq"];
 
-fn is_measure_like(column: &str, class: TypeClass) -> Option<&'static str> {
+/// `sum` or `avg` for a column worth aggregating by its name and type; `None` otherwise.
+pub fn is_measure_like(column: &str, class: TypeClass) -> Option<&'static str> {
     let w = words(column);
     if w.iter().any(|x| NOT_MEASURE_WORDS.contains(&x.as_str())) || key_stem(column).is_some() {
         return None;
@@ -368,6 +393,7 @@ pub fn draft(
                 .iter()
                 .map(|c| DraftColumn { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, description: c.comment.clone() })
                 .collect(),
+            source: None,
         });
     }
     let entity_of: BTreeMap<&str, &str> = d.entities.iter().map(|e| (e.table_key.as_str(), e.name.as_str())).collect();
@@ -434,6 +460,7 @@ pub fn draft(
             confidence: if c.method == "fk_constraint" { "high" } else { "medium" },
             evidence,
             every_row_matches: never_null,
+            source: None,
         });
     }
     mark_bridges(&mut d, catalog);
@@ -454,6 +481,7 @@ pub fn draft(
             time_dimension: time_dimension.clone(),
             description: format!("Number of {} rows.", e.name),
             non_additive: None,
+            source: None,
         });
         let snapshot = is_snapshot_table(t);
         for c in &t.columns {
@@ -481,6 +509,7 @@ pub fn draft(
                     None => format!("{what} of `{}`.", c.name),
                 },
                 non_additive,
+                source: None,
             });
         }
     }

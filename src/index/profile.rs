@@ -21,7 +21,8 @@ use crate::sql::{CompiledSql, Dialect};
 /// Rows sampled per table for the value classifier.
 pub const SAMPLE_ROWS: usize = 200;
 
-fn quote(d: &Dialect, ident: &str) -> String {
+/// An identifier quoted for the dialect.
+pub fn quote(d: &Dialect, ident: &str) -> String {
     match d.quote {
         '`' => format!("`{}`", ident.replace('`', "``")),
         '[' => format!("[{}]", ident.replace(']', "]]")),
@@ -29,7 +30,8 @@ fn quote(d: &Dialect, ident: &str) -> String {
     }
 }
 
-fn relation(d: &Dialect, t: &TableInfo) -> String {
+/// `schema.table`, quoted.
+pub fn relation(d: &Dialect, t: &TableInfo) -> String {
     format!("{}.{}", quote(d, &t.schema), quote(d, &t.name))
 }
 

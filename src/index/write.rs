@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::infer::{Draft, DraftEntity, DraftJoin, DraftMetric};
+use super::infer::{Draft, DraftEntity, DraftJoin, DraftMetric, DraftOrigin};
 use crate::model::is_identifier;
 use crate::model::yaml_quoted as q;
 
@@ -55,16 +55,23 @@ fn list(items: &[String]) -> String {
     format!("[{}]", items.join(", "))
 }
 
-fn provenance(method: &str, confidence: &str, source: &str, evidence: &[String]) -> String {
+/// The origin and provenance block. A dbt import's definitions are the
+/// project's own declarations (`origin: dbt_import`, applied); how each
+/// was found (a test, a constraint, the data) stays in the evidence.
+fn provenance(origin: DraftOrigin, method: &str, confidence: &str, source: &str, evidence: &[String]) -> String {
     let ev: Vec<String> = evidence.iter().map(|e| q(e)).collect();
+    let (origin, method, state) = match origin {
+        DraftOrigin::Index => ("suggested", method, "draft"),
+        DraftOrigin::DbtImport => ("dbt_import", "dbt_import", "applied"),
+    };
     format!(
-        "origin: suggested\nprovenance:\n  inference_method: {method}\n  validation_state: draft\n  confidence: {confidence}\n  source: {}\n  evidence: {}\n",
+        "origin: {origin}\nprovenance:\n  inference_method: {method}\n  validation_state: {state}\n  confidence: {confidence}\n  source: {}\n  evidence: {}\n",
         q(source),
         list(&ev)
     )
 }
 
-fn entity_yaml(e: &DraftEntity) -> String {
+fn entity_yaml(e: &DraftEntity, origin: DraftOrigin) -> String {
     let identity = match e.identity.as_slice() {
         [one] => one.clone(),
         many => list(many),
@@ -76,10 +83,17 @@ fn entity_yaml(e: &DraftEntity) -> String {
         e.schema,
         e.table
     );
-    s.push_str(&provenance(e.identity_method, e.confidence, &e.table_key, std::slice::from_ref(&e.identity_evidence)));
+    let source = e.source.as_deref().unwrap_or(&e.table_key);
+    s.push_str(&provenance(origin, e.identity_method, e.confidence, source, std::slice::from_ref(&e.identity_evidence)));
+    if e.columns.is_empty() {
+        return s;
+    }
     s.push_str("columns:\n");
     for c in &e.columns {
-        let mut line = format!("  - {{name: {}, type: {}", c.name, q(&c.data_type));
+        let mut line = format!("  - {{name: {}", c.name);
+        if !c.data_type.is_empty() {
+            line.push_str(&format!(", type: {}", q(&c.data_type)));
+        }
         if !c.nullable {
             line.push_str(", nullable: false");
         }
@@ -92,7 +106,7 @@ fn entity_yaml(e: &DraftEntity) -> String {
     s
 }
 
-fn join_yaml(j: &DraftJoin) -> String {
+fn join_yaml(j: &DraftJoin, origin: DraftOrigin) -> String {
     let on: Vec<String> = j.on.iter().map(|(a, b)| format!("{{source: {a}, target: {b}}}")).collect();
     let mut s = format!(
         "version: 1\nname: {}\nsource_entity: {}\ntarget_entity: {}\n\"on\": {}\ncardinality: {}\n",
@@ -105,13 +119,14 @@ fn join_yaml(j: &DraftJoin) -> String {
     if j.every_row_matches {
         s.push_str("every_row_matches: true\n");
     }
-    s.push_str(&provenance(j.method, j.confidence, &format!("{} → {}", j.source_entity, j.target_entity), &j.evidence));
+    let source = j.source.clone().unwrap_or_else(|| format!("{} → {}", j.source_entity, j.target_entity));
+    s.push_str(&provenance(origin, j.method, j.confidence, &source, &j.evidence));
     s
 }
 
 const GRAINS: &str = "[day, week, month, quarter, year]";
 
-fn metric_yaml(m: &DraftMetric) -> String {
+fn metric_yaml(m: &DraftMetric, origin: DraftOrigin) -> String {
     let mut s = format!(
         "version: 1\nname: {}\ndescription: {}\nentity: {}\nmeasure: {{agg: {}, column: {}}}\n",
         m.name,
@@ -127,19 +142,17 @@ fn metric_yaml(m: &DraftMetric) -> String {
         s.push_str(&format!("non_additive:\n  dimension: {}\n  window: last\n  per: {}\n", na.dimension, list(&na.per)));
     }
     let evidence = vec![format!("default metric of entity `{}`", m.entity)];
-    s.push_str(&provenance("data_profile", "medium", &format!("{}.{}", m.entity, m.column), &evidence));
+    let source = m.source.clone().unwrap_or_else(|| format!("{}.{}", m.entity, m.column));
+    s.push_str(&provenance(origin, "data_profile", "medium", &source, &evidence));
     s
 }
 
-fn policy_yaml(d: &Draft) -> String {
-    let mut s = String::from(
-        "version: 1\ndescription: \"PII tags inferred by schemabrain index from column names and sampled values. Review them: move a tag to column_overrides to confirm or correct it, add categories to block.\"\n",
-    );
-    if d.pii.is_empty() {
-        return s;
+fn tags_yaml(s: &mut String, key: &str, tags: &BTreeMap<String, crate::model::ColumnTag>) {
+    if tags.is_empty() {
+        return;
     }
-    s.push_str("inferred:\n");
-    for (col, tag) in &d.pii {
+    s.push_str(&format!("{key}:\n"));
+    for (col, tag) in tags {
         let mut line = format!("  {col}: {{sensitivity: {}, categories: {}", tag.sensitivity, list(&tag.categories));
         if let Some(e) = &tag.evidence {
             line.push_str(&format!(", evidence: {}", q(e)));
@@ -147,6 +160,21 @@ fn policy_yaml(d: &Draft) -> String {
         line.push_str("}\n");
         s.push_str(&line);
     }
+}
+
+fn policy_yaml(d: &Draft) -> String {
+    let who = match d.origin {
+        DraftOrigin::Index => "schemabrain index from column names and sampled values",
+        DraftOrigin::DbtImport => "schemabrain import dbt: overrides from the dbt project's PII declarations, the rest from column names and sampled values",
+    };
+    let mut s = format!(
+        "version: 1\ndescription: \"PII tags inferred by {who}. Review them: move a tag to column_overrides to confirm or correct it, add categories to block.\"\n"
+    );
+    if !d.block.is_empty() {
+        s.push_str(&format!("block: {}\n", list(&d.block)));
+    }
+    tags_yaml(&mut s, "column_overrides", &d.pii_declared);
+    tags_yaml(&mut s, "inferred", &d.pii);
     s
 }
 
@@ -170,13 +198,13 @@ pub fn render(d: &Draft, project_name: &str, source: &str, dialect: &str) -> (BT
             skipped_entities.push(e.name.clone());
             continue;
         }
-        files.insert(format!("entities/{}.yaml", e.name), entity_yaml(e));
+        files.insert(format!("entities/{}.yaml", e.name), entity_yaml(e, d.origin));
     }
     for j in d.joins.iter().filter(|j| !skipped_entities.contains(&j.source_entity) && !skipped_entities.contains(&j.target_entity)) {
-        files.insert(format!("joins/{}.yaml", j.name), join_yaml(j));
+        files.insert(format!("joins/{}.yaml", j.name), join_yaml(j, d.origin));
     }
     for m in d.metrics.iter().filter(|m| !skipped_entities.contains(&m.entity)) {
-        files.insert(format!("metrics/{}.yaml", m.name), metric_yaml(m));
+        files.insert(format!("metrics/{}.yaml", m.name), metric_yaml(m, d.origin));
     }
     (files, notes)
 }

@@ -25,7 +25,7 @@ pub use presence::value_words;
 /// Lower-case words of an identifier (snake_case, camelCase), as the classifier splits them.
 #[cfg(feature = "app")]
 pub(crate) use classify::words as identifier_words;
-pub use values::{classify_values, looks_like_birth_dates, ValueMatch};
+pub use values::{classify_values, is_card_number, looks_like_birth_dates, ValueMatch};
 
 use crate::model::{MaskMethod, PiiPolicy, SemanticModel, TableRef, CATASTROPHIC_CATEGORIES};
 

@@ -73,7 +73,8 @@ fn digits(s: &str) -> Vec<u32> {
     s.chars().filter_map(|c| c.to_digit(10)).collect()
 }
 
-fn is_card_number(s: &str) -> bool {
+/// A payment card number: 13 to 19 digits (spaces and dashes allowed) passing Luhn.
+pub fn is_card_number(s: &str) -> bool {
     if !s.chars().all(|c| c.is_ascii_digit() || c == ' ' || c == '-') {
         return false;
     }

@@ -84,5 +84,7 @@ mod pii_groups;
 mod index;
 // schemabrain import dbt: the dbt_shop manifest, checked against MetricFlow's recorded answers.
 mod dbt_import;
+// schemabrain import dbt on plain dbt projects (models, tests, docs): jaffle_shop and rule fixtures.
+mod dbt_plain;
 // TPC-H: semantics/tpch's requests against SQL written by hand, on DuckDB and Postgres; `via` on unequal paths.
 mod tpch;
