@@ -56,6 +56,7 @@ pub fn run() -> ExitCode {
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
         Command::Serve(args) => serve::serve(&args),
         Command::Audit { command } => serve::audit(&command),
+        Command::Auth { command } => serve::auth(&command),
         Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
         Command::Index { source, out, schemas, json } => index::index(&source, &out, &schemas, json),
         Command::Graph { project, format } => index::graph(&project, &format),

@@ -21,10 +21,12 @@ use serde_json::Value as Json;
 use crate::tools::contract::escalation::RetryTracker;
 use crate::tools::contract::next;
 use crate::tools::contract::paging::Pager;
+use crate::tools::contract::rate::{RateLimiter, RateLimits};
 use crate::tools::semantic::{self, Execution};
 use crate::tools::provider;
 use crate::tools::surface::{self, Toolsets};
 use crate::audit::AuditLog;
+use crate::auth::Principal;
 use crate::engine::{self, Cancel, Engine, EngineError, Limits};
 use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
 use crate::model::Diagnostics;
@@ -62,6 +64,8 @@ pub struct SessionOptions {
     /// Answers are cut to the agents' token cap (`shape::MAX_TOKENS`); the
     /// CLI's `query` turns it off, so a person gets every row up to --limit.
     pub token_cap: bool,
+    /// Per-principal limits on calls authenticated callers make.
+    pub rate_limits: RateLimits,
 }
 
 impl Default for SessionOptions {
@@ -76,6 +80,7 @@ impl Default for SessionOptions {
             toolsets: Toolsets::default(),
             allow_writes: None,
             token_cap: true,
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -117,6 +122,7 @@ pub struct Session {
     pager: Pager,
     allow_writes: Option<String>,
     token_cap: bool,
+    rate: Option<RateLimiter>,
 }
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
@@ -166,6 +172,7 @@ impl Session {
             pager: Pager::new(),
             allow_writes: options.allow_writes,
             token_cap: options.token_cap,
+            rate: (!options.rate_limits.is_unlimited()).then(|| RateLimiter::new(options.rate_limits)),
         })
     }
 
@@ -185,6 +192,7 @@ impl Session {
             pager: Pager::new(),
             allow_writes: None,
             token_cap: true,
+            rate: None,
         }
     }
 
@@ -231,17 +239,36 @@ impl Session {
     /// `call_cancellable` for one client session (`client` binds the page
     /// tokens it is given: another client cannot use them).
     pub fn call_as(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        self.call_by(client, None, tool, args, cancel)
+    }
+
+    /// `call_as` on behalf of an authenticated caller, whom the audit
+    /// record names (issuer and subject).
+    pub fn call_by(&self, client: &str, principal: Option<&Principal>, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        let record = |env: Envelope| self.record(tool, args, env, principal);
+        // Held until the call ends: a query's slot under the concurrent limit.
+        let _permit = match (&self.rate, principal) {
+            (Some(rate), Some(p)) => {
+                let who = p.to_string();
+                let query = self.toolsets.find(tool).is_some_and(|t| t.spec.side_effects != surface::spec::SideEffects::None);
+                match rate.admit(&who, query) {
+                    Ok(permit) => Some(permit),
+                    Err(limited) => return record(limited.envelope(&who, tool)),
+                }
+            }
+            _ => None,
+        };
         if let Some(open) = self.retries.breaker(client, tool, args) {
-            return self.record(tool, args, open);
+            return record(open);
         }
         if provider::PROVIDER_TOOLS.contains(&tool) {
             let env = self.call_provider(client, tool, args, cancel);
             let env = self.retries.observe(client, tool, args, env);
-            return self.record(tool, args, env);
+            return record(env);
         }
         if let Some(drifted) = self.drift_touched(tool, args) {
             let env = self.retries.observe(client, tool, args, drifted);
-            return self.record(tool, args, env);
+            return record(env);
         }
         let project = self.project();
         let env = match &self.engine {
@@ -272,7 +299,7 @@ impl Session {
         };
         let env = self.recheck_drift(tool, args, env);
         let env = self.retries.observe(client, tool, args, env);
-        self.record(tool, args, env)
+        record(env)
     }
 
     /// Runs `f` with the provider tools' context for `client` (MCP resources
@@ -404,10 +431,10 @@ impl Session {
 
     /// Appends the call's audit record and stamps the answer with its hash,
     /// the fingerprint an agent can echo (`schemabrain audit show`).
-    fn record(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
+    fn record(&self, tool: &str, args: &Json, env: Envelope, principal: Option<&Principal>) -> Envelope {
         let Some(log) = &self.audit else { return env };
         let kind = env.tool_error().map(|e| e.kind().as_str());
-        let detail = match env.tool_error() {
+        let mut detail = match env.tool_error() {
             None => crate::audit::Detail::default(),
             Some(e) => {
                 let r = e.recovery();
@@ -415,9 +442,11 @@ impl Session {
                 crate::audit::Detail {
                     pii_categories: e.pii_categories().to_vec(),
                     recovery: Some(crate::audit::RecoveryRecord::of(suggested.as_ref().map(|s| s.0), suggested.as_ref().map(|s| &s.1))),
+                    principal: None,
                 }
             }
         };
+        detail.principal = principal_record(principal);
         match log.append_detailed(tool, env.status().as_str(), kind, args, env.trace_id(), detail) {
             Ok(rec) => env.with_fingerprint(rec.hash),
             Err(e) => {
@@ -430,14 +459,15 @@ impl Session {
     /// Records an MCP read that is not a tool call (`resources/read`,
     /// `prompts/get`, `completion/complete`): what was asked (hashed), and
     /// whether it answered. Returns the record's hash.
-    pub fn record_read(&self, method: &str, args: &Json, outcome: Result<(), &str>) -> Option<String> {
+    pub fn record_read(&self, method: &str, args: &Json, outcome: Result<(), &str>, principal: Option<&Principal>) -> Option<String> {
         let log = self.audit.as_ref()?;
         let trace = uuid::Uuid::new_v4().simple().to_string();
         let (status, kind) = match outcome {
             Ok(()) => ("success", None),
             Err(kind) => ("error", Some(kind)),
         };
-        match log.append(method, status, kind, args, &trace) {
+        let detail = crate::audit::Detail { principal: principal_record(principal), ..Default::default() };
+        match log.append_detailed(method, status, kind, args, &trace, detail) {
             Ok(rec) => Some(rec.hash),
             Err(e) => {
                 tracing::error!("audit append failed: {e}");
@@ -447,14 +477,20 @@ impl Session {
     }
 
     /// Records a call rejected before any tool ran (an unknown tool name).
-    pub fn record_rejected(&self, tool: &str, args: &Json) {
+    pub fn record_rejected(&self, tool: &str, args: &Json, principal: Option<&Principal>) {
         if let Some(log) = &self.audit {
             let trace = uuid::Uuid::new_v4().simple().to_string();
-            if let Err(e) = log.append(tool, "rejected", Some("unknown_tool"), args, &trace) {
+            let detail = crate::audit::Detail { principal: principal_record(principal), ..Default::default() };
+            if let Err(e) = log.append_detailed(tool, "rejected", Some("unknown_tool"), args, &trace, detail) {
                 tracing::error!("audit append failed: {e}");
             }
         }
     }
+}
+
+/// A caller as the audit keeps it: issuer and subject, no credential, no roles.
+fn principal_record(principal: Option<&Principal>) -> Option<crate::audit::PrincipalRecord> {
+    principal.map(|p| crate::audit::PrincipalRecord::of(&p.issuer, &p.subject))
 }
 
 /// Introspects the source, writes the snapshot when it changed, and checks
