@@ -17,6 +17,7 @@
 
 pub mod jwt;
 pub mod keys;
+pub mod policy;
 
 use std::fmt;
 

@@ -264,9 +264,12 @@ impl ServerHandler for SchemaBrainServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools(self.session.toolsets()).to_vec()))
+        // A caller sees the tools its roles grant (access_policy.yaml).
+        let principal = principal_of(&context);
+        let items = tools(self.session.toolsets()).iter().filter(|t| self.session.tool_allowed(principal.as_ref(), &t.name)).cloned().collect();
+        Ok(ListToolsResult::with_all_items(items))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

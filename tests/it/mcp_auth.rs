@@ -377,3 +377,59 @@ fn a_principal_over_its_rate_limit_is_told_when_to_retry_and_another_is_served()
     assert_eq!(records[2]["error_kind"], "cost_cap_exceeded");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn two_roles_on_one_server_see_what_their_policy_grants() {
+    use schemabrain::auth::Principal;
+    use schemabrain::tools::{Session, SessionOptions};
+    let dir = mcp_stdio::demo_copy("auth-policy");
+    std::fs::write(
+        dir.join("access_policy.yaml"),
+        "version: 1\nroles:\n  analyst:\n    tools: [list_metrics, describe_entity, get_metric]\n    metrics: [order_count, revenue, revenue_per_order]\n  finance: {}\n",
+    )
+    .unwrap();
+    let s = Session::open(Project::open(&dir).unwrap(), SessionOptions { source: Some(mcp_stdio::source()), audit: true, ..SessionOptions::default() }).unwrap();
+    let who = |sub: &str, role: &str| Principal { issuer: ISS.into(), subject: sub.into(), roles: vec![role.to_string()] };
+    let (ann, fin) = (who("ann", "analyst"), who("fin", "finance"));
+    let never = schemabrain::engine::Cancel::never();
+    let call = |p: &Principal, tool: &str, args: Json| s.call_by("c", Some(p), tool, &args, &never).into_json();
+    let names = |env: &Json| -> Vec<String> { env["data"]["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_string()).collect() };
+
+    // Listings: the analyst sees its three metrics (and none other); finance sees the whole model.
+    let all = names(&call(&fin, "list_metrics", json!({})));
+    let mine = names(&call(&ann, "list_metrics", json!({})));
+    assert!(all.len() > 10 && all.contains(&"largest_order".to_string()), "{all:?}");
+    for m in ["order_count", "revenue", "revenue_per_order"] {
+        assert!(mine.contains(&m.to_string()), "{m} listed: {mine:?}");
+    }
+    assert!(!mine.contains(&"largest_order".to_string()) && mine.len() < all.len(), "{mine:?}");
+    // Calls: a granted metric (a derived one included) runs; another is refused with the role that would grant it.
+    assert_eq!(call(&ann, "get_metric", json!({"name": "revenue_per_order"}))["status"], "success");
+    let refused = call(&ann, "get_metric", json!({"name": "largest_order"}));
+    assert_eq!(refused["status"], "refused", "{refused}");
+    assert_eq!(refused["error"]["kind"], "allowlist_violation");
+    assert_eq!(refused["error"]["code"], "UNAUTHORIZED");
+    assert!(refused["error"]["recovery"]["widening_hint"].as_str().unwrap().contains("role `finance`"), "{refused}");
+    assert_eq!(refused["error"]["recovery"]["suggested_tool"], "list_metrics");
+    assert_eq!(call(&fin, "get_metric", json!({"name": "largest_order"}))["status"], "success");
+    // A tool outside the grant: refused; MCP's listing leaves it out (tool_allowed).
+    let refused = call(&ann, "list_joins", json!({}));
+    assert_eq!(refused["error"]["kind"], "allowlist_violation", "{refused}");
+    assert!(!s.tool_allowed(Some(&ann), "list_joins") && s.tool_allowed(Some(&fin), "list_joins"));
+    // A principal with no role of the policy may use nothing; the local user everything.
+    let stranger = who("eve", "intern");
+    assert_eq!(call(&stranger, "list_metrics", json!({}))["error"]["kind"], "allowlist_violation");
+    let local = Principal::local();
+    assert_eq!(call(&local, "get_metric", json!({"name": "largest_order"}))["status"], "success");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_policy_with_a_mistake_stops_the_session_naming_its_line() {
+    use schemabrain::tools::{Session, SessionOptions};
+    let dir = mcp_stdio::demo_copy("auth-policy-bad");
+    std::fs::write(dir.join("access_policy.yaml"), "version: 1\nroles:\n  analyst:\n    metrics: [revnue]\n").unwrap();
+    let err = Session::open(Project::open(&dir).unwrap(), SessionOptions { source: Some(mcp_stdio::source()), audit: false, ..SessionOptions::default() }).err().unwrap().to_string();
+    assert!(err.contains("access_policy.yaml:4") && err.contains("roles.analyst.metrics[0]") && err.contains("revenue"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -26,9 +26,10 @@ use crate::tools::semantic::{self, Execution};
 use crate::tools::provider;
 use crate::tools::surface::{self, Toolsets};
 use crate::audit::AuditLog;
+use crate::auth::policy::AccessPolicy;
 use crate::auth::Principal;
 use crate::engine::{self, Cancel, Engine, EngineError, Limits};
-use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
+use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, Status, ToolError};
 use crate::model::Diagnostics;
 use crate::project::Project;
 
@@ -92,6 +93,8 @@ pub enum SessionError {
     Engine(EngineError),
     /// The live catalog disagrees with the model.
     Project(Diagnostics),
+    /// `access_policy.yaml` does not load.
+    Policy(Diagnostics),
 }
 
 impl std::fmt::Display for SessionError {
@@ -100,6 +103,7 @@ impl std::fmt::Display for SessionError {
             SessionError::NoSource => write!(f, "no source: pass --source URL or set `source` in schemabrain.yaml"),
             SessionError::Engine(e) => write!(f, "{e}"),
             SessionError::Project(d) => write!(f, "the project does not match its source:\n{d}"),
+            SessionError::Policy(d) => write!(f, "the access policy does not load:\n{d}"),
         }
     }
 }
@@ -123,6 +127,11 @@ pub struct Session {
     allow_writes: Option<String>,
     token_cap: bool,
     rate: Option<RateLimiter>,
+    /// The project's `access_policy.yaml`, when it has one.
+    policy: Option<AccessPolicy>,
+    /// The model each set of roles may see, built on first use, for the
+    /// project it was built from.
+    scoped: std::sync::Mutex<std::collections::HashMap<Vec<String>, (Arc<Project>, Arc<Project>)>>,
 }
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
@@ -158,6 +167,7 @@ impl Session {
             timeout: options.timeout.unwrap_or(Duration::from_millis(settings.timeout_ms)),
         };
         let audit = options.audit.then(|| AuditLog::new(&project.dir));
+        let policy = load_policy(&project)?;
         // The write tools are listed only where they can work.
         let toolsets = Toolsets { writes: options.toolsets.provider && options.allow_writes.is_some(), ..options.toolsets };
         Ok(Session {
@@ -173,6 +183,8 @@ impl Session {
             allow_writes: options.allow_writes,
             token_cap: options.token_cap,
             rate: (!options.rate_limits.is_unlimited()).then(|| RateLimiter::new(options.rate_limits)),
+            policy,
+            scoped: Default::default(),
         })
     }
 
@@ -193,6 +205,8 @@ impl Session {
             allow_writes: None,
             token_cap: true,
             rate: None,
+            policy: None,
+            scoped: Default::default(),
         }
     }
 
@@ -258,6 +272,12 @@ impl Session {
             }
             _ => None,
         };
+        let restricted = principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER);
+        if let (Some(policy), Some(p)) = (&self.policy, restricted) {
+            if let Err(denied) = self.allowed(policy, p, tool, args) {
+                return record(denied);
+            }
+        }
         if let Some(open) = self.retries.breaker(client, tool, args) {
             return record(open);
         }
@@ -270,7 +290,7 @@ impl Session {
             let env = self.retries.observe(client, tool, args, drifted);
             return record(env);
         }
-        let project = self.project();
+        let project = self.project_for(restricted);
         let env = match &self.engine {
             Some(engine) => surface::invoke_capped(
                 &project,
@@ -300,6 +320,72 @@ impl Session {
         let env = self.recheck_drift(tool, args, env);
         let env = self.retries.observe(client, tool, args, env);
         record(env)
+    }
+
+    /// Whether the caller's roles grant this call: the tool, and for
+    /// get_metric the metrics or saved query it names. A denial is the
+    /// `allowlist_violation` refusal, its widening hint naming the role that
+    /// would grant it.
+    fn allowed(&self, policy: &AccessPolicy, p: &Principal, tool: &str, args: &Json) -> Result<(), Envelope> {
+        let refuse = |d: crate::auth::policy::Denied, recovery: Recovery| {
+            let message = format!("{} is outside what {p} may use (roles: {}).", d.what, if p.roles.is_empty() { "none".to_string() } else { p.roles.join(", ") });
+            Envelope::refused(ToolError::refusal(RefusalKind::AllowlistViolation, message, recovery, Vec::new()).with_widening_hint(d.widening_hint()))
+        };
+        policy.check_tool(&p.roles, tool).map_err(|d| refuse(d, Recovery::none()))?;
+        if tool != "get_metric" {
+            return Ok(());
+        }
+        let project = self.project();
+        let model = &project.model;
+        let named = args.get("name").into_iter().chain(args.get("names").and_then(Json::as_array).into_iter().flatten()).chain(args.get("query"));
+        for name in named.filter_map(Json::as_str) {
+            // A name the model does not have is the tool's to answer (unknown_metric, from what the caller may see).
+            let exists = model.metrics.contains_key(name) || model.derived.contains_key(name) || model.queries.contains_key(name);
+            if exists {
+                let listing = if policy.check_tool(&p.roles, "list_metrics").is_ok() { Recovery::call("list_metrics", serde_json::json!({})) } else { Recovery::none() };
+                policy.check_metric(&p.roles, name).map_err(|d| refuse(d, listing))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The project as `principal` may see it: with a policy, only the
+    /// metrics its roles grant (and what granted derived metrics are
+    /// computed from). Built once per set of roles and project.
+    fn project_for(&self, principal: Option<&Principal>) -> Arc<Project> {
+        let base = self.project();
+        let (Some(policy), Some(p)) = (&self.policy, principal) else { return base };
+        let Some(visible) = policy.visible_metrics(&p.roles) else { return base };
+        let mut key = p.roles.clone();
+        key.sort();
+        let mut cache = self.scoped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((built_from, scoped)) = cache.get(&key) {
+            if Arc::ptr_eq(built_from, &base) {
+                return scoped.clone();
+            }
+        }
+        let scoped = match scope_project(&base, &visible) {
+            Ok(p) => Arc::new(p),
+            Err(d) => {
+                // Removing metrics keeps a checked model valid, so this is not
+                // expected; the roles then see no metric at all.
+                tracing::error!("the model scoped to roles {key:?} does not check; they see no metric:\n{d}");
+                match scope_project(&base, &Default::default()) {
+                    Ok(p) => Arc::new(p),
+                    Err(_) => base.clone(),
+                }
+            }
+        };
+        cache.insert(key, (base, scoped.clone()));
+        scoped
+    }
+
+    /// Whether the caller may use `tool` (MCP's tools/list shows only those).
+    pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
+        match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
+            (Some(policy), Some(p)) => policy.check_tool(&p.roles, tool).is_ok(),
+            _ => true,
+        }
     }
 
     /// Runs `f` with the provider tools' context for `client` (MCP resources
@@ -486,6 +572,34 @@ impl Session {
             }
         }
     }
+}
+
+/// The project's access policy, checked against its tools and metrics.
+fn load_policy(project: &Project) -> Result<Option<AccessPolicy>, SessionError> {
+    let model = &project.model;
+    let metrics: std::collections::BTreeSet<String> = model.metrics.keys().chain(model.derived.keys()).chain(model.queries.keys()).cloned().collect();
+    let tools: Vec<&str> = semantic::TOOL_NAMES.iter().chain(provider::PROVIDER_TOOLS.iter()).copied().collect();
+    AccessPolicy::load(&project.dir, &tools, &metrics).map_err(SessionError::Policy)
+}
+
+/// `base` with only the `visible` metrics and saved queries, plus the
+/// metrics visible derived metrics are computed from.
+fn scope_project(base: &Project, visible: &std::collections::BTreeSet<String>) -> Result<Project, crate::model::Diagnostics> {
+    let mut model = base.model.clone().into_model();
+    let mut keep: std::collections::BTreeSet<String> = visible.clone();
+    // Derived metrics may build on derived metrics: widen to a fixed point.
+    loop {
+        let before = keep.len();
+        let inputs: Vec<String> = model.derived.values().filter(|d| keep.contains(&d.name)).flat_map(|d| d.inputs.iter().map(|i| i.metric.clone())).collect();
+        keep.extend(inputs);
+        if keep.len() == before {
+            break;
+        }
+    }
+    model.metrics.retain(|n, _| keep.contains(n));
+    model.derived.retain(|n, _| keep.contains(n));
+    model.queries.retain(|n, q| visible.contains(n) && q.metrics.iter().all(|m| keep.contains(m)));
+    Ok(Project { dir: base.dir.clone(), model: crate::model::CheckedModel::new(model)?, catalog: base.catalog.clone() })
 }
 
 /// A caller as the audit keeps it: issuer and subject, no credential, no roles.
