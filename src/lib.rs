@@ -35,11 +35,13 @@
 //!   **Invariant:** adapts `tools::surface` only; never prints to stdout.
 //! - `audit`: SHA-256 hash-chained, append-only call log and its verifier.
 //!   **Invariant:** stores hashes of arguments, never their values.
+//! - `auth`: who calls over HTTP (API keys, OAuth access tokens as signed
+//!   JWTs). **Invariant:** no credential in a log, an error or the audit.
 //!
 //! # Features
 //!
 //! `app` (default) builds the program: `engine`, `tools`, `project`, `audit`,
-//! `demo`, `cli`, `mcp`. A crate that wants the planner alone depends on
+//! `auth`, `demo`, `cli`, `mcp`. A crate that wants the planner alone depends on
 //! `schemabrain = { version = "0.2", default-features = false }` and gets
 //! `model`, `ir`, `plan`, `sql`, `envelope`, `catalog` and `pii`, with
 //! [`plan`] and [`compile`] as the entry points: no DuckDB, no DataFusion,
@@ -61,6 +63,8 @@ pub mod sql;
 // DuckDB, DataFusion, tokio, rmcp or the database clients.
 #[cfg(feature = "app")]
 pub mod audit;
+#[cfg(feature = "app")]
+pub mod auth;
 #[cfg(feature = "app")]
 pub mod cli;
 #[cfg(feature = "app")]

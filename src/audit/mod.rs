@@ -53,6 +53,10 @@ pub struct Record {
     /// `suggested_args` (values may carry PII filters, so they are hashed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryRecord>,
+    /// Who called (issuer and subject; never the credential). Absent in
+    /// records written before callers were authenticated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<PrincipalRecord>,
     pub prev: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hash: String,
@@ -91,11 +95,26 @@ impl RecoveryRecord {
     }
 }
 
+/// The caller of a call, as the log keeps it: who vouched, and for whom.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrincipalRecord {
+    pub issuer: String,
+    pub subject: String,
+}
+
+impl PrincipalRecord {
+    pub fn of(issuer: &str, subject: &str) -> Self {
+        PrincipalRecord { issuer: issuer.chars().take(256).collect(), subject: subject.chars().take(256).collect() }
+    }
+}
+
 /// What an answer said beyond its status, for its record.
 #[derive(Clone, Debug, Default)]
 pub struct Detail {
     pub pii_categories: Vec<String>,
     pub recovery: Option<RecoveryRecord>,
+    pub principal: Option<PrincipalRecord>,
 }
 
 /// Feeds what is written into a hash: JSON hashed as it is serialised,
@@ -214,6 +233,7 @@ impl AuditLog {
             trace_id: trace_id.chars().take(128).collect(),
             pii_categories: detail.pii_categories.into_iter().take(32).map(|c| c.chars().take(64).collect()).collect(),
             recovery: detail.recovery,
+            principal: detail.principal,
             prev: open.prev.clone(),
             hash: String::new(),
         };
@@ -435,11 +455,13 @@ mod tests {
             trace_id: "abc".into(),
             pii_categories: Vec::new(),
             recovery: None,
+            principal: None,
             prev: "0".repeat(64),
             hash: "ignored".into(),
         };
         // A record without the optional fields serialises as records always did.
         assert!(!serde_json::to_string(&rec).unwrap_or_default().contains("recovery"));
+        assert!(!serde_json::to_string(&rec).unwrap_or_default().contains("principal"));
         let mut body = rec.clone();
         body.hash = String::new();
         let mut h = Sha256::new();

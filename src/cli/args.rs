@@ -112,6 +112,11 @@ pub enum Command {
         #[command(subcommand)]
         command: super::serve::AuditCommand,
     },
+    /// Credentials for `serve --http`: API keys.
+    Auth {
+        #[command(subcommand)]
+        command: super::serve::AuthCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]

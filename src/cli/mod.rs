@@ -56,6 +56,7 @@ pub fn run() -> ExitCode {
         Command::Check { project, source, json } => check(&project, source.as_deref(), json),
         Command::Serve(args) => serve::serve(&args),
         Command::Audit { command } => serve::audit(&command),
+        Command::Auth { command } => serve::auth(&command),
         Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
         Command::Index { source, out, schemas, json } => index::index(&source, &out, &schemas, json),
         Command::Graph { project, format } => index::graph(&project, &format),
@@ -267,7 +268,7 @@ fn query(metrics: &[String], source: Option<&str>, max_rows: Option<usize>, time
     };
     let session = match Session::open(project, options) {
         Ok(s) => s,
-        Err(SessionError::Project(d)) => return project_failure(&d, flags.json),
+        Err(SessionError::Project(d) | SessionError::Policy(d)) => return project_failure(&d, flags.json),
         Err(SessionError::NoSource) => return usage_failure(&SessionError::NoSource.to_string(), flags.json),
         // The source cannot be opened: the same answer an agent gets from a
         // server without its source (missing_credential, the dry run as the
@@ -342,7 +343,7 @@ fn check(dir: &Path, source: Option<&str>, json: bool) -> ExitCode {
         };
         match Session::open(project.clone(), options) {
             Ok(_) => {}
-            Err(SessionError::Project(d)) => return project_failure(&d, json),
+            Err(SessionError::Project(d) | SessionError::Policy(d)) => return project_failure(&d, json),
             Err(e) => return operational(&e.to_string(), json),
         }
     }

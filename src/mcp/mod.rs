@@ -8,12 +8,14 @@
 //! refused), never JSON-RPC errors; only an unknown tool name is a protocol
 //! error (-32602), as the spec asks. Every call, rejected ones included,
 //! appends one audit record (`tools::Session`), and so does every resource
-//! read, prompt and completion. A client's cancellation
+//! read, prompt and completion, naming the caller (`gate` authenticates
+//! HTTP callers; stdio's caller is the local user). A client's cancellation
 //! interrupts the running query in the engine.
 //!
 //! Architecture invariant: adapts only. No tool behaviour, no planning, no
 //! SQL here; nothing is printed (stdout belongs to the protocol).
 
+pub mod gate;
 pub mod transport;
 
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value as Json;
 
+use crate::auth::Principal;
 use crate::engine::Cancel;
 use crate::envelope::{Envelope, Status};
 use crate::tools::surface::Published;
@@ -92,6 +95,20 @@ fn client_of(context: &RequestContext<RoleServer>) -> String {
         },
         None => crate::tools::LOCAL_CLIENT.to_string(),
     }
+}
+
+/// Who called: over HTTP the principal the gate authenticated (none on an
+/// open loopback server); over stdio the local user, who started us.
+fn principal_of(context: &RequestContext<RoleServer>) -> Option<Principal> {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => gate::principal_of(parts),
+        None => Some(local_principal().clone()),
+    }
+}
+
+fn local_principal() -> &'static Principal {
+    static LOCAL: std::sync::OnceLock<Principal> = std::sync::OnceLock::new();
+    LOCAL.get_or_init(Principal::local)
 }
 
 /// The envelope as a tool result: structured plus its text mirror.
@@ -167,6 +184,7 @@ impl ServerHandler for SchemaBrainServer {
         self.provider_only()?;
         let session = self.session.clone();
         let client = client_of(&context);
+        let principal = principal_of(&context);
         let uri = request.uri.clone();
         // Samples read the engine: off the reactor, like tool calls.
         let read = tokio::task::spawn_blocking(move || {
@@ -177,7 +195,7 @@ impl ServerHandler for SchemaBrainServer {
                 Err(resources::ReadError::NotFound(_)) => Err("unknown_name"),
                 Err(resources::ReadError::Failed(_)) => Err("internal_error"),
             };
-            session.record_read("resources/read", &serde_json::json!({"uri": uri}), outcome);
+            session.record_read("resources/read", &serde_json::json!({"uri": uri}), outcome, principal.as_ref());
             read
         })
         .await
@@ -208,7 +226,7 @@ impl ServerHandler for SchemaBrainServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         self.provider_only()?;
         // Prompt arguments are strings on the wire; anything else is read as its JSON text.
@@ -220,7 +238,7 @@ impl ServerHandler for SchemaBrainServer {
             .collect();
         let got = prompts::get(&self.session.project(), &request.name, &args);
         let asked = serde_json::json!({"name": request.name, "arguments": args});
-        self.session.record_read("prompts/get", &asked, got.as_ref().map(|_| ()).map_err(|_| "invalid_argument"));
+        self.session.record_read("prompts/get", &asked, got.as_ref().map(|_| ()).map_err(|_| "invalid_argument"), principal_of(&context).as_ref());
         match got {
             Ok((description, text)) => {
                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(rmcp::model::Role::User, text)]).with_description(description).into())
@@ -232,12 +250,12 @@ impl ServerHandler for SchemaBrainServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.provider_only()?;
         let values = prompts::complete(&self.session.project(), &request.argument.name, &request.argument.value);
         let asked = serde_json::json!({"argument": request.argument.name, "value": request.argument.value});
-        self.session.record_read("completion/complete", &asked, Ok(()));
+        self.session.record_read("completion/complete", &asked, Ok(()), principal_of(&context).as_ref());
         let total = values.len() as u32;
         let info = CompletionInfo::with_pagination(values, Some(total), false).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(CompleteResult::new(info))
@@ -246,9 +264,12 @@ impl ServerHandler for SchemaBrainServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools(self.session.toolsets()).to_vec()))
+        // A caller sees the tools its roles grant (access_policy.yaml).
+        let principal = principal_of(&context);
+        let items = tools(self.session.toolsets()).iter().filter(|t| self.session.tool_allowed(principal.as_ref(), &t.name)).cloned().collect();
+        Ok(ListToolsResult::with_all_items(items))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -263,8 +284,9 @@ impl ServerHandler for SchemaBrainServer {
         let name = request.name.to_string();
         let args = request.arguments.map(Json::Object).unwrap_or(Json::Null);
         let toolsets = self.session.toolsets();
+        let principal = principal_of(&context);
         let Some(published) = toolsets.find(&name) else {
-            self.session.record_rejected(&name, &args);
+            self.session.record_rejected(&name, &args, principal.as_ref());
             let names: Vec<&str> = toolsets.tools().map(|p| p.spec.name).collect();
             return Err(ErrorData::invalid_params(format!("tool not found: `{}`; tools: {}", crate::ir::echo_name(&name), names.join(", ")), None));
         };
@@ -273,14 +295,14 @@ impl ServerHandler for SchemaBrainServer {
         // on the reactor: a hand-off to the blocking pool and back cost more
         // than the call itself (docs/performance.md, "The MCP server").
         if published.spec.side_effects == crate::tools::surface::spec::SideEffects::None {
-            let env = self.session.call_as(&client, &name, &args, &Cancel::never());
+            let env = self.session.call_by(&client, principal.as_ref(), &name, &args, &Cancel::never());
             return Ok(tool_result(env).into());
         }
         let session = self.session.clone();
         let cancel = Cancel::new();
         let in_task = cancel.clone();
         // Tools are synchronous (DuckDB, planning): keep them off the reactor.
-        let mut task = tokio::task::spawn_blocking(move || session.call_as(&client, &name, &args, &in_task));
+        let mut task = tokio::task::spawn_blocking(move || session.call_by(&client, principal.as_ref(), &name, &args, &in_task));
         // A cancellation from the client interrupts the running query in the
         // engine; the call then ends (and is audited) as cancelled.
         let joined = tokio::select! {

@@ -232,7 +232,7 @@ fn read_query(r: &mut Reader<'_>, doc: &Node) -> Option<SavedQuery> {
 /// read (`metric/`, `pii-policy.yaml`) is almost certainly a typo: say so,
 /// rather than silently reading nothing.
 fn report_misnamed_entries(dir: &Path, diags: &mut Diagnostics) {
-    const KNOWN: [&str; 6] = ["entities", "joins", "metrics", "queries", "pii_policy.yaml", "schemabrain.yaml"];
+    const KNOWN: [&str; 7] = ["entities", "joins", "metrics", "queries", "pii_policy.yaml", "schemabrain.yaml", "access_policy.yaml"];
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
     names.sort();

@@ -18,7 +18,7 @@ pub mod graph;
 mod load;
 mod types;
 mod validate;
-mod yaml;
+pub(crate) mod yaml;
 
 use std::collections::BTreeMap;
 use std::fmt;

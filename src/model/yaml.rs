@@ -11,7 +11,7 @@ use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::{close_matches, is_identifier, Diagnostic, Diagnostics, Literal};
 
-pub(super) type Node = MarkedYamlOwned;
+pub(crate) type Node = MarkedYamlOwned;
 
 /// Every document of a YAML text as JSON, each mapping with its line as
 /// `"__line"` (for readers of other tools' YAML, such as a dbt project,
@@ -69,7 +69,7 @@ pub const MAX_YAML_DEPTH: usize = 64;
 pub const MAX_YAML_BYTES: usize = 8 << 20;
 
 /// Parses every document of a file, or reports the syntax error with its line.
-pub(super) fn parse_documents(file: &Path, text: &str, diags: &mut Diagnostics) -> Vec<Node> {
+pub(crate) fn parse_documents(file: &Path, text: &str, diags: &mut Diagnostics) -> Vec<Node> {
     if text.len() > MAX_YAML_BYTES {
         diags.push(Diagnostic::new(file, 1, "", format!("the file is {} bytes; model files are at most {MAX_YAML_BYTES}", text.len())));
         return Vec::new();
@@ -109,12 +109,12 @@ fn too_deep(text: &str) -> Option<usize> {
     None
 }
 
-pub(super) fn line_of(node: &Node) -> usize {
+pub(crate) fn line_of(node: &Node) -> usize {
     node.span.start.line().max(1)
 }
 
 /// Collects diagnostics for one file.
-pub(super) struct Reader<'d> {
+pub(crate) struct Reader<'d> {
     pub file: PathBuf,
     pub diags: &'d mut Diagnostics,
     /// Lines of the keys read from the current document, by dotted path.
@@ -123,12 +123,12 @@ pub(super) struct Reader<'d> {
 
 /// A value found under a key, with its dotted path for messages.
 #[derive(Clone, Copy)]
-pub(super) struct Field<'n> {
+pub(crate) struct Field<'n> {
     pub node: &'n Node,
     pub line: usize,
 }
 
-pub(super) struct Mapping<'n> {
+pub(crate) struct Mapping<'n> {
     entries: Vec<(String, Field<'n>)>,
     pub line: usize,
     pub path: String,
@@ -148,7 +148,7 @@ impl<'n> Mapping<'n> {
     }
 }
 
-pub(super) fn join_path(parent: &str, key: &str) -> String {
+pub(crate) fn join_path(parent: &str, key: &str) -> String {
     if parent.is_empty() {
         key.to_string()
     } else {

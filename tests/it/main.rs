@@ -40,6 +40,8 @@ mod mcp_framing;
 mod soak;
 // Streamable HTTP on loopback: both eras, Origin guard, bounded load test.
 mod mcp_http;
+// Authenticated HTTP: bearer tokens and API keys, 401 and resource metadata, the audit's principal.
+mod mcp_auth;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.
 mod audit;
 // Search: the golden question set and Recall@k.

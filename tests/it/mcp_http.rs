@@ -40,7 +40,7 @@ pub struct Conn {
 
 pub struct Reply {
     pub status: u16,
-    headers: HashMap<String, String>,
+    pub headers: HashMap<String, String>,
     pub body: String,
 }
 
@@ -62,10 +62,14 @@ impl Conn {
         Conn { addr, io: BufReader::new(TcpStream::connect(addr).await.expect("connect")) }
     }
 
-    async fn post(&mut self, headers: &[(&str, &str)], body: &Json) -> Reply {
-        let body = body.to_string();
+    pub async fn post(&mut self, headers: &[(&str, &str)], body: &Json) -> Reply {
+        self.request("POST", "/mcp", headers, &body.to_string()).await
+    }
+
+    /// Any request on this connection (`body` may be empty).
+    pub async fn request(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
         let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
             self.addr,
             body.len()
         );
@@ -73,7 +77,7 @@ impl Conn {
             req.push_str(&format!("{k}: {v}\r\n"));
         }
         req.push_str("\r\n");
-        req.push_str(&body);
+        req.push_str(body);
         self.io.get_mut().write_all(req.as_bytes()).await.expect("send");
         self.read_reply().await
     }
@@ -115,7 +119,7 @@ impl Conn {
     }
 }
 
-fn modern_meta() -> Json {
+pub fn modern_meta() -> Json {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -129,7 +133,7 @@ pub async fn modern_call(conn: &mut Conn, id: u64, tool: &str, args: Json) -> Re
     conn.post(&[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)], &body).await
 }
 
-fn envelope_of(reply: &Reply) -> Json {
+pub fn envelope_of(reply: &Reply) -> Json {
     assert_eq!(reply.status, 200, "{}", reply.body);
     let msg = reply.json();
     let structured = msg["result"]["structuredContent"].clone();

@@ -61,7 +61,7 @@ pub fn source() -> String {
 }
 
 /// Runs a command to completion within `limit`, killing it past that.
-fn run_bounded(cmd: &mut Command, limit: Duration) -> (bool, String, String) {
+pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (bool, String, String) {
     let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawns");
     let id = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -127,7 +127,7 @@ fn stdout_carries_only_json_rpc_and_logs_go_to_stderr() {
 }
 
 /// The venv's python, creating the venv when needed; `Err` says why not.
-fn python_with_mcp() -> Result<PathBuf, String> {
+pub fn python_with_mcp() -> Result<PathBuf, String> {
     let venv = std::env::var_os("SCHEMABRAIN_VENV")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/schemabrain-venv")))

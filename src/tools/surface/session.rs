@@ -21,12 +21,15 @@ use serde_json::Value as Json;
 use crate::tools::contract::escalation::RetryTracker;
 use crate::tools::contract::next;
 use crate::tools::contract::paging::Pager;
+use crate::tools::contract::rate::{RateLimiter, RateLimits};
 use crate::tools::semantic::{self, Execution};
 use crate::tools::provider;
 use crate::tools::surface::{self, Toolsets};
 use crate::audit::AuditLog;
+use crate::auth::policy::AccessPolicy;
+use crate::auth::Principal;
 use crate::engine::{self, Cancel, Engine, EngineError, Limits};
-use crate::envelope::{Envelope, FailureKind, Recovery, Status, ToolError};
+use crate::envelope::{Envelope, FailureKind, Recovery, RefusalKind, Status, ToolError};
 use crate::model::Diagnostics;
 use crate::project::Project;
 
@@ -62,6 +65,8 @@ pub struct SessionOptions {
     /// Answers are cut to the agents' token cap (`shape::MAX_TOKENS`); the
     /// CLI's `query` turns it off, so a person gets every row up to --limit.
     pub token_cap: bool,
+    /// Per-principal limits on calls authenticated callers make.
+    pub rate_limits: RateLimits,
 }
 
 impl Default for SessionOptions {
@@ -76,6 +81,7 @@ impl Default for SessionOptions {
             toolsets: Toolsets::default(),
             allow_writes: None,
             token_cap: true,
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -87,6 +93,8 @@ pub enum SessionError {
     Engine(EngineError),
     /// The live catalog disagrees with the model.
     Project(Diagnostics),
+    /// `access_policy.yaml` does not load.
+    Policy(Diagnostics),
 }
 
 impl std::fmt::Display for SessionError {
@@ -95,6 +103,7 @@ impl std::fmt::Display for SessionError {
             SessionError::NoSource => write!(f, "no source: pass --source URL or set `source` in schemabrain.yaml"),
             SessionError::Engine(e) => write!(f, "{e}"),
             SessionError::Project(d) => write!(f, "the project does not match its source:\n{d}"),
+            SessionError::Policy(d) => write!(f, "the access policy does not load:\n{d}"),
         }
     }
 }
@@ -117,6 +126,12 @@ pub struct Session {
     pager: Pager,
     allow_writes: Option<String>,
     token_cap: bool,
+    rate: Option<RateLimiter>,
+    /// The project's `access_policy.yaml`, when it has one.
+    policy: Option<AccessPolicy>,
+    /// The model each set of roles may see, built on first use, for the
+    /// project it was built from.
+    scoped: std::sync::Mutex<std::collections::HashMap<Vec<String>, (Arc<Project>, Arc<Project>)>>,
 }
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
@@ -152,6 +167,7 @@ impl Session {
             timeout: options.timeout.unwrap_or(Duration::from_millis(settings.timeout_ms)),
         };
         let audit = options.audit.then(|| AuditLog::new(&project.dir));
+        let policy = load_policy(&project)?;
         // The write tools are listed only where they can work.
         let toolsets = Toolsets { writes: options.toolsets.provider && options.allow_writes.is_some(), ..options.toolsets };
         Ok(Session {
@@ -166,6 +182,9 @@ impl Session {
             pager: Pager::new(),
             allow_writes: options.allow_writes,
             token_cap: options.token_cap,
+            rate: (!options.rate_limits.is_unlimited()).then(|| RateLimiter::new(options.rate_limits)),
+            policy,
+            scoped: Default::default(),
         })
     }
 
@@ -185,6 +204,9 @@ impl Session {
             pager: Pager::new(),
             allow_writes: None,
             token_cap: true,
+            rate: None,
+            policy: None,
+            scoped: Default::default(),
         }
     }
 
@@ -231,19 +253,44 @@ impl Session {
     /// `call_cancellable` for one client session (`client` binds the page
     /// tokens it is given: another client cannot use them).
     pub fn call_as(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        self.call_by(client, None, tool, args, cancel)
+    }
+
+    /// `call_as` on behalf of an authenticated caller, whom the audit
+    /// record names (issuer and subject).
+    pub fn call_by(&self, client: &str, principal: Option<&Principal>, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+        let record = |env: Envelope| self.record(tool, args, env, principal);
+        // Held until the call ends: a query's slot under the concurrent limit.
+        let _permit = match (&self.rate, principal) {
+            (Some(rate), Some(p)) => {
+                let who = p.to_string();
+                let query = self.toolsets.find(tool).is_some_and(|t| t.spec.side_effects != surface::spec::SideEffects::None);
+                match rate.admit(&who, query) {
+                    Ok(permit) => Some(permit),
+                    Err(limited) => return record(limited.envelope(&who, tool)),
+                }
+            }
+            _ => None,
+        };
+        let restricted = principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER);
+        if let (Some(policy), Some(p)) = (&self.policy, restricted) {
+            if let Err(denied) = self.allowed(policy, p, tool, args) {
+                return record(denied);
+            }
+        }
         if let Some(open) = self.retries.breaker(client, tool, args) {
-            return self.record(tool, args, open);
+            return record(open);
         }
         if provider::PROVIDER_TOOLS.contains(&tool) {
             let env = self.call_provider(client, tool, args, cancel);
             let env = self.retries.observe(client, tool, args, env);
-            return self.record(tool, args, env);
+            return record(env);
         }
         if let Some(drifted) = self.drift_touched(tool, args) {
             let env = self.retries.observe(client, tool, args, drifted);
-            return self.record(tool, args, env);
+            return record(env);
         }
-        let project = self.project();
+        let project = self.project_for(restricted);
         let env = match &self.engine {
             Some(engine) => surface::invoke_capped(
                 &project,
@@ -272,7 +319,73 @@ impl Session {
         };
         let env = self.recheck_drift(tool, args, env);
         let env = self.retries.observe(client, tool, args, env);
-        self.record(tool, args, env)
+        record(env)
+    }
+
+    /// Whether the caller's roles grant this call: the tool, and for
+    /// get_metric the metrics or saved query it names. A denial is the
+    /// `allowlist_violation` refusal, its widening hint naming the role that
+    /// would grant it.
+    fn allowed(&self, policy: &AccessPolicy, p: &Principal, tool: &str, args: &Json) -> Result<(), Envelope> {
+        let refuse = |d: crate::auth::policy::Denied, recovery: Recovery| {
+            let message = format!("{} is outside what {p} may use (roles: {}).", d.what, if p.roles.is_empty() { "none".to_string() } else { p.roles.join(", ") });
+            Envelope::refused(ToolError::refusal(RefusalKind::AllowlistViolation, message, recovery, Vec::new()).with_widening_hint(d.widening_hint()))
+        };
+        policy.check_tool(&p.roles, tool).map_err(|d| refuse(d, Recovery::none()))?;
+        if tool != "get_metric" {
+            return Ok(());
+        }
+        let project = self.project();
+        let model = &project.model;
+        let named = args.get("name").into_iter().chain(args.get("names").and_then(Json::as_array).into_iter().flatten()).chain(args.get("query"));
+        for name in named.filter_map(Json::as_str) {
+            // A name the model does not have is the tool's to answer (unknown_metric, from what the caller may see).
+            let exists = model.metrics.contains_key(name) || model.derived.contains_key(name) || model.queries.contains_key(name);
+            if exists {
+                let listing = if policy.check_tool(&p.roles, "list_metrics").is_ok() { Recovery::call("list_metrics", serde_json::json!({})) } else { Recovery::none() };
+                policy.check_metric(&p.roles, name).map_err(|d| refuse(d, listing))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The project as `principal` may see it: with a policy, only the
+    /// metrics its roles grant (and what granted derived metrics are
+    /// computed from). Built once per set of roles and project.
+    fn project_for(&self, principal: Option<&Principal>) -> Arc<Project> {
+        let base = self.project();
+        let (Some(policy), Some(p)) = (&self.policy, principal) else { return base };
+        let Some(visible) = policy.visible_metrics(&p.roles) else { return base };
+        let mut key = p.roles.clone();
+        key.sort();
+        let mut cache = self.scoped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((built_from, scoped)) = cache.get(&key) {
+            if Arc::ptr_eq(built_from, &base) {
+                return scoped.clone();
+            }
+        }
+        let scoped = match scope_project(&base, &visible) {
+            Ok(p) => Arc::new(p),
+            Err(d) => {
+                // Removing metrics keeps a checked model valid, so this is not
+                // expected; the roles then see no metric at all.
+                tracing::error!("the model scoped to roles {key:?} does not check; they see no metric:\n{d}");
+                match scope_project(&base, &Default::default()) {
+                    Ok(p) => Arc::new(p),
+                    Err(_) => base.clone(),
+                }
+            }
+        };
+        cache.insert(key, (base, scoped.clone()));
+        scoped
+    }
+
+    /// Whether the caller may use `tool` (MCP's tools/list shows only those).
+    pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
+        match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
+            (Some(policy), Some(p)) => policy.check_tool(&p.roles, tool).is_ok(),
+            _ => true,
+        }
     }
 
     /// Runs `f` with the provider tools' context for `client` (MCP resources
@@ -404,10 +517,10 @@ impl Session {
 
     /// Appends the call's audit record and stamps the answer with its hash,
     /// the fingerprint an agent can echo (`schemabrain audit show`).
-    fn record(&self, tool: &str, args: &Json, env: Envelope) -> Envelope {
+    fn record(&self, tool: &str, args: &Json, env: Envelope, principal: Option<&Principal>) -> Envelope {
         let Some(log) = &self.audit else { return env };
         let kind = env.tool_error().map(|e| e.kind().as_str());
-        let detail = match env.tool_error() {
+        let mut detail = match env.tool_error() {
             None => crate::audit::Detail::default(),
             Some(e) => {
                 let r = e.recovery();
@@ -415,9 +528,11 @@ impl Session {
                 crate::audit::Detail {
                     pii_categories: e.pii_categories().to_vec(),
                     recovery: Some(crate::audit::RecoveryRecord::of(suggested.as_ref().map(|s| s.0), suggested.as_ref().map(|s| &s.1))),
+                    principal: None,
                 }
             }
         };
+        detail.principal = principal_record(principal);
         match log.append_detailed(tool, env.status().as_str(), kind, args, env.trace_id(), detail) {
             Ok(rec) => env.with_fingerprint(rec.hash),
             Err(e) => {
@@ -430,14 +545,15 @@ impl Session {
     /// Records an MCP read that is not a tool call (`resources/read`,
     /// `prompts/get`, `completion/complete`): what was asked (hashed), and
     /// whether it answered. Returns the record's hash.
-    pub fn record_read(&self, method: &str, args: &Json, outcome: Result<(), &str>) -> Option<String> {
+    pub fn record_read(&self, method: &str, args: &Json, outcome: Result<(), &str>, principal: Option<&Principal>) -> Option<String> {
         let log = self.audit.as_ref()?;
         let trace = uuid::Uuid::new_v4().simple().to_string();
         let (status, kind) = match outcome {
             Ok(()) => ("success", None),
             Err(kind) => ("error", Some(kind)),
         };
-        match log.append(method, status, kind, args, &trace) {
+        let detail = crate::audit::Detail { principal: principal_record(principal), ..Default::default() };
+        match log.append_detailed(method, status, kind, args, &trace, detail) {
             Ok(rec) => Some(rec.hash),
             Err(e) => {
                 tracing::error!("audit append failed: {e}");
@@ -447,14 +563,48 @@ impl Session {
     }
 
     /// Records a call rejected before any tool ran (an unknown tool name).
-    pub fn record_rejected(&self, tool: &str, args: &Json) {
+    pub fn record_rejected(&self, tool: &str, args: &Json, principal: Option<&Principal>) {
         if let Some(log) = &self.audit {
             let trace = uuid::Uuid::new_v4().simple().to_string();
-            if let Err(e) = log.append(tool, "rejected", Some("unknown_tool"), args, &trace) {
+            let detail = crate::audit::Detail { principal: principal_record(principal), ..Default::default() };
+            if let Err(e) = log.append_detailed(tool, "rejected", Some("unknown_tool"), args, &trace, detail) {
                 tracing::error!("audit append failed: {e}");
             }
         }
     }
+}
+
+/// The project's access policy, checked against its tools and metrics.
+fn load_policy(project: &Project) -> Result<Option<AccessPolicy>, SessionError> {
+    let model = &project.model;
+    let metrics: std::collections::BTreeSet<String> = model.metrics.keys().chain(model.derived.keys()).chain(model.queries.keys()).cloned().collect();
+    let tools: Vec<&str> = semantic::TOOL_NAMES.iter().chain(provider::PROVIDER_TOOLS.iter()).copied().collect();
+    AccessPolicy::load(&project.dir, &tools, &metrics).map_err(SessionError::Policy)
+}
+
+/// `base` with only the `visible` metrics and saved queries, plus the
+/// metrics visible derived metrics are computed from.
+fn scope_project(base: &Project, visible: &std::collections::BTreeSet<String>) -> Result<Project, crate::model::Diagnostics> {
+    let mut model = base.model.clone().into_model();
+    let mut keep: std::collections::BTreeSet<String> = visible.clone();
+    // Derived metrics may build on derived metrics: widen to a fixed point.
+    loop {
+        let before = keep.len();
+        let inputs: Vec<String> = model.derived.values().filter(|d| keep.contains(&d.name)).flat_map(|d| d.inputs.iter().map(|i| i.metric.clone())).collect();
+        keep.extend(inputs);
+        if keep.len() == before {
+            break;
+        }
+    }
+    model.metrics.retain(|n, _| keep.contains(n));
+    model.derived.retain(|n, _| keep.contains(n));
+    model.queries.retain(|n, q| visible.contains(n) && q.metrics.iter().all(|m| keep.contains(m)));
+    Ok(Project { dir: base.dir.clone(), model: crate::model::CheckedModel::new(model)?, catalog: base.catalog.clone() })
+}
+
+/// A caller as the audit keeps it: issuer and subject, no credential, no roles.
+fn principal_record(principal: Option<&Principal>) -> Option<crate::audit::PrincipalRecord> {
+    principal.map(|p| crate::audit::PrincipalRecord::of(&p.issuer, &p.subject))
 }
 
 /// Introspects the source, writes the snapshot when it changed, and checks

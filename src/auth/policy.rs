@@ -1,0 +1,230 @@
+//! `access_policy.yaml`: what each role may use (issue 37, item 2, in
+//! part). A project without the file grants every caller everything, as
+//! before; with it, an authenticated caller may use what one of its roles
+//! grants, and nothing else.
+//!
+//! ```yaml
+//! version: 1
+//! roles:
+//!   analyst:
+//!     tools: [list_metrics, describe_entity, get_metric]   # absent: every tool
+//!     metrics: [order_count, revenue]                      # absent: every metric
+//!   finance: {}                                            # everything
+//! ```
+//!
+//! A role's grants are unions: a caller with two roles may use what either
+//! grants. A caller none of whose roles is listed may use nothing. The
+//! local user (stdio, the CLI) is the operator and is not restricted.
+//! Metrics may be simple or derived metrics or saved queries; a derived
+//! metric granted brings the metrics it is computed from into the model
+//! the caller's calls plan against (they cannot be called by name).
+//!
+//! Read strictly like every project file: unknown keys, unknown tools and
+//! unknown metrics are errors with file:line:key and close matches.
+//!
+//! Architecture invariant: decisions over names only; knows no tool's
+//! behaviour, builds no envelope.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::model::yaml::{parse_documents, Reader};
+use crate::model::{close_matches, Diagnostic, Diagnostics};
+
+pub const POLICY_FILE: &str = "access_policy.yaml";
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoleGrant {
+    /// `None`: every tool.
+    pub tools: Option<BTreeSet<String>>,
+    /// `None`: every metric.
+    pub metrics: Option<BTreeSet<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessPolicy {
+    roles: BTreeMap<String, RoleGrant>,
+}
+
+/// Why a call is outside the caller's grants, and which role would allow it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denied {
+    /// `tool `x`` or `metric `y``.
+    pub what: String,
+    /// The roles that grant it (empty: none does).
+    pub granted_by: Vec<String>,
+}
+
+impl AccessPolicy {
+    /// The project's policy, `None` when it has no policy file.
+    pub fn load(dir: &Path, tools: &[&str], metrics: &BTreeSet<String>) -> Result<Option<AccessPolicy>, Diagnostics> {
+        let file = dir.join(POLICY_FILE);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => AccessPolicy::parse(&file, &text, tools, metrics).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => {
+                let mut d = Diagnostics::default();
+                d.push(Diagnostic::new(&file, 0, "", format!("cannot read the access policy: {e}")));
+                Err(d)
+            }
+        }
+    }
+
+    pub fn parse(file: &Path, text: &str, tools: &[&str], metrics: &BTreeSet<String>) -> Result<AccessPolicy, Diagnostics> {
+        let mut diags = Diagnostics::default();
+        let docs = parse_documents(file, text, &mut diags);
+        let mut roles = BTreeMap::new();
+        {
+            let mut r = Reader { file: file.to_path_buf(), diags: &mut diags, key_lines: BTreeMap::new() };
+            match docs.as_slice() {
+                [doc] => {
+                    if let Some(top) = r.mapping(doc, "", &["version", "roles"], &["roles"]) {
+                        r.version(&top);
+                        if let Some(f) = top.get("roles") {
+                            let role_names = role_keys(f.node);
+                            let names: Vec<&str> = role_names.iter().map(String::as_str).collect();
+                            if let Some(m) = r.mapping(f.node, "roles", &names, &[]) {
+                                for name in &role_names {
+                                    let Some(g) = m.get(name) else { continue };
+                                    let path = m.key_path(name);
+                                    if !crate::model::is_identifier(name) {
+                                        r.error(g.line, &path, "a role name is an identifier (letters, digits, _)");
+                                        continue;
+                                    }
+                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics"], &[]) else { continue };
+                                    let mut grant = RoleGrant::default();
+                                    for (key, known) in [("tools", tools.iter().map(|t| t.to_string()).collect::<BTreeSet<_>>()), ("metrics", metrics.clone())] {
+                                        let Some(lf) = gm.get(key) else { continue };
+                                        let mut set = BTreeSet::new();
+                                        for (ip, item) in r.list(lf, &gm.key_path(key)).unwrap_or_default() {
+                                            let Some(v) = r.string(item, &ip) else { continue };
+                                            if known.contains(&v) {
+                                                set.insert(v);
+                                            } else {
+                                                let what = if key == "tools" { "tool" } else { "metric" };
+                                                let d = r.diag(item.line, &ip, format!("unknown {what} `{}`", crate::model::echo(&v))).suggest(close_matches(&v, known.iter().map(String::as_str)));
+                                                r.push(d);
+                                            }
+                                        }
+                                        if key == "tools" {
+                                            grant.tools = Some(set);
+                                        } else {
+                                            grant.metrics = Some(set);
+                                        }
+                                    }
+                                    roles.insert(name.clone(), grant);
+                                }
+                            }
+                        }
+                    }
+                }
+                [] if r.diags.is_empty() => r.error(1, "roles", "the file is empty; it needs a `roles:` mapping"),
+                [] => {}
+                [_, second, ..] => r.error(crate::model::yaml::line_of(second), "", "one YAML document is expected"),
+            }
+        }
+        if diags.is_empty() {
+            Ok(AccessPolicy { roles })
+        } else {
+            Err(diags)
+        }
+    }
+
+    fn grants<'p>(&'p self, roles: &'p [String]) -> impl Iterator<Item = &'p RoleGrant> + 'p {
+        roles.iter().filter_map(|r| self.roles.get(r))
+    }
+
+    fn granted_by(&self, allows: impl Fn(&RoleGrant) -> bool) -> Vec<String> {
+        self.roles.iter().filter(|(_, g)| allows(g)).map(|(n, _)| n.clone()).collect()
+    }
+
+    pub fn check_tool(&self, roles: &[String], tool: &str) -> Result<(), Denied> {
+        let allows = |g: &RoleGrant| g.tools.as_ref().is_none_or(|t| t.contains(tool));
+        if self.grants(roles).any(allows) {
+            return Ok(());
+        }
+        Err(Denied { what: format!("tool `{tool}`"), granted_by: self.granted_by(allows) })
+    }
+
+    pub fn check_metric(&self, roles: &[String], metric: &str) -> Result<(), Denied> {
+        let allows = |g: &RoleGrant| g.metrics.as_ref().is_none_or(|m| m.contains(metric));
+        if self.grants(roles).any(allows) {
+            return Ok(());
+        }
+        Err(Denied { what: format!("metric `{metric}`"), granted_by: self.granted_by(allows) })
+    }
+
+    /// The metrics the roles may see; `None`: all of them.
+    pub fn visible_metrics(&self, roles: &[String]) -> Option<BTreeSet<String>> {
+        // No role of the policy: nothing is visible (the empty set).
+        let mut out = BTreeSet::new();
+        for g in self.grants(roles) {
+            match &g.metrics {
+                None => return None,
+                Some(m) => out.extend(m.iter().cloned()),
+            }
+        }
+        Some(out)
+    }
+}
+
+impl Denied {
+    /// The widening hint: the role that would allow it, or who to ask.
+    pub fn widening_hint(&self) -> String {
+        match self.granted_by.as_slice() {
+            [] => format!("no role of {POLICY_FILE} grants {}; an operator can add it to a role there", self.what),
+            roles => format!("role `{}` grants {}: ask an operator to give the caller that role ({POLICY_FILE})", roles.join("` or `"), self.what),
+        }
+    }
+}
+
+/// The keys of a mapping node, as strings, for the reader's allowed list.
+fn role_keys(node: &crate::model::yaml::Node) -> Vec<String> {
+    use saphyr::{ScalarOwned, YamlDataOwned};
+    match &node.data {
+        YamlDataOwned::Mapping(map) => map
+            .iter()
+            .filter_map(|(k, _)| match &k.data {
+                YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<AccessPolicy, Diagnostics> {
+        let metrics: BTreeSet<String> = ["order_count", "revenue", "aov"].iter().map(|s| s.to_string()).collect();
+        AccessPolicy::parse(Path::new("access_policy.yaml"), text, &["list_metrics", "get_metric", "query_sql"], &metrics)
+    }
+
+    #[test]
+    fn grants_are_unions_and_a_denial_names_the_role_that_grants() {
+        let p = parse("version: 1\nroles:\n  analyst:\n    tools: [list_metrics, get_metric]\n    metrics: [order_count]\n  finance: {}\n").unwrap();
+        let analyst = vec!["analyst".to_string()];
+        assert!(p.check_tool(&analyst, "get_metric").is_ok());
+        let d = p.check_tool(&analyst, "query_sql").unwrap_err();
+        assert_eq!(d.granted_by, vec!["finance"]);
+        assert!(d.widening_hint().contains("role `finance` grants tool `query_sql`"), "{}", d.widening_hint());
+        assert!(p.check_metric(&analyst, "revenue").is_err());
+        assert_eq!(p.visible_metrics(&analyst), Some(["order_count".to_string()].into_iter().collect()));
+        let both = vec!["analyst".to_string(), "finance".to_string()];
+        assert!(p.check_metric(&both, "revenue").is_ok() && p.visible_metrics(&both).is_none());
+        // No listed role: nothing.
+        let nobody = vec!["intern".to_string()];
+        assert!(p.check_tool(&nobody, "list_metrics").is_err());
+        assert_eq!(p.visible_metrics(&nobody), Some(BTreeSet::new()));
+    }
+
+    #[test]
+    fn unknown_keys_tools_and_metrics_name_their_line() {
+        let d = parse("version: 1\nroles:\n  analyst:\n    tool: [get_metric]\n    metrics: [revenu]\n  finance:\n    tools: [query_sqll]\n").unwrap_err().to_string();
+        assert!(d.contains("access_policy.yaml:4: key `roles.analyst.tool`: unknown key"), "{d}");
+        assert!(d.contains("access_policy.yaml:5: key `roles.analyst.metrics[0]`: unknown metric `revenu`") && d.contains("revenue"), "{d}");
+        assert!(d.contains("access_policy.yaml:7") && d.contains("unknown tool `query_sqll`"), "{d}");
+    }
+}
