@@ -532,7 +532,7 @@ pub fn from_manifest(manifest: &Json, manifest_file: &str) -> Vec<Node> {
         let attached = s(t, "attached_node").map(str::to_string).or_else(|| {
             let kwargs = meta.get("kwargs")?;
             let model = s(kwargs, "model")?.replace("get_where_subquery(", "");
-            let target = Target::parse(model.trim_end_matches(|c: char| c == ')' || c == ' ' || c == '}').trim_start_matches(|c: char| c == '{' || c == ' '))?;
+            let target = Target::parse(model.trim_end_matches([')', ' ', '}']).trim_start_matches(['{', ' ']))?;
             by_target.get(&target).cloned()
         });
         let Some(node) = attached.and_then(|a| by_id.get(&a)).and_then(|i| nodes.get_mut(*i)) else { continue };

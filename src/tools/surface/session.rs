@@ -131,8 +131,11 @@ pub struct Session {
     policy: Option<AccessPolicy>,
     /// The model each set of roles may see, built on first use, for the
     /// project it was built from.
-    scoped: std::sync::Mutex<std::collections::HashMap<Vec<String>, (Arc<Project>, Arc<Project>)>>,
+    scoped: std::sync::Mutex<ScopedModels>,
 }
+
+/// Sorted roles → (the project the cut was made from, the cut model).
+type ScopedModels = std::collections::HashMap<Vec<String>, (Arc<Project>, Arc<Project>)>;
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
 pub const LOCAL_CLIENT: &str = "local";
