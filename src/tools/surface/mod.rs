@@ -170,19 +170,23 @@ fn renamed_args(map: &Map<String, Json>, unknown: &[String], allowed: &[String])
     Some(fixed)
 }
 
-/// The one allowed argument name `name` plainly means: the only close match,
-/// or the only one that contains it or that it contains.
+/// The one allowed argument name `name` plainly means: the only allowed
+/// name that, spelled without case or separators, contains it, is contained
+/// in it, or is one typo away per five letters (`grain` -> `time_grain`,
+/// `groupby` -> `group_by`). Names under three letters mean nothing plainly:
+/// Jaro-Winkler finds `op` close to `group_by`, and renaming it would turn
+/// an unknown argument into a group-by the caller never asked for.
 fn plain_meaning(name: &str, allowed: &[String]) -> Option<String> {
-    let matches = crate::model::close_matches(name, allowed.iter().map(String::as_str));
-    if let [only] = matches.as_slice() {
-        return Some(only.clone());
+    let spelled = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect::<String>();
+    let n = spelled(name);
+    if n.len() < 3 {
+        return None;
     }
-    let lower = name.to_ascii_lowercase();
-    let mut containing = matches.iter().filter(|m| {
-        let m = m.to_ascii_lowercase();
-        m.contains(&lower) || lower.contains(&m)
+    let mut plain = allowed.iter().filter(|a| {
+        let a = spelled(a);
+        a.contains(&n) || n.contains(&a) || strsim::levenshtein(&n, &a) <= (a.len() / 5).max(1)
     });
-    match (containing.next(), containing.next()) {
+    match (plain.next(), plain.next()) {
         (Some(m), None) => Some(m.clone()),
         _ => None,
     }
