@@ -215,18 +215,24 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Waits for `serve --http` to accept connections (bounded).
-fn wait_listening(addr: &str, child: &mut std::process::Child) {
+/// Waits until `serve --http` says, on its stderr (`stderr_path`), that it
+/// listens on `addr` (bounded). A port that accepts connections is not
+/// proof: between `free_port` and the server's bind another process of a
+/// parallel test (Spark's JVM binds ports at random) may take the port, and
+/// the client would talk to it. `false` when the server exited first (the
+/// port was taken): the caller tries another port.
+fn wait_listening(addr: &str, child: &mut std::process::Child, stderr_path: &std::path::Path) -> bool {
+    let line = format!("listening on http://{addr}/mcp");
     for _ in 0..600 {
-        if std::net::TcpStream::connect(addr).is_ok() {
-            return;
+        if std::fs::read_to_string(stderr_path).unwrap_or_default().contains(&line) {
+            return true;
         }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("serve exited early: {status}");
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("serve did not listen on {addr} within 60 s");
+    panic!("serve did not listen on {addr} within 60 s: {}", std::fs::read_to_string(stderr_path).unwrap_or_default());
 }
 
 #[test]
@@ -245,25 +251,29 @@ fn python_mcp_sdk_connects_with_a_bearer_token_in_both_eras() {
     let (api_key, hash) = schemabrain::auth::keys::new_key();
     let keys_file = dir.join("api_keys.yaml");
     std::fs::write(&keys_file, format!("version: 1\nkeys:\n  - principal: bob\n    sha256: {hash}\n")).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
+    let stderr_path = dir.join("serve.stderr");
+    let (addr, mut child) = (0..5)
+        .find_map(|_| {
+            let addr = format!("127.0.0.1:{}", free_port());
+            let mut child = Command::new(mcp_stdio::binary())
+                .args(["serve", "--project"])
+                .arg(&dir)
+                .args(["--source", &mcp_stdio::source(), "--http", &addr, "--oauth-issuer", ISS, "--oauth-jwks"])
+                .arg(&jwks)
+                .arg("--api-keys")
+                .arg(&keys_file)
+                .args(["--resource", &format!("http://{addr}/mcp")])
+                .env("SCHEMABRAIN_LOG", "debug")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&stderr_path).unwrap())
+                .spawn()
+                .unwrap();
+            wait_listening(&addr, &mut child, &stderr_path).then_some((addr, child))
+        })
+        .unwrap_or_else(|| panic!("serve exited before listening, five ports in a row: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()));
     let resource = format!("http://{addr}/mcp");
     let matrix = token_matrix(&key, &resource);
-    let stderr_path = dir.join("serve.stderr");
-    let mut child = Command::new(mcp_stdio::binary())
-        .args(["serve", "--project"])
-        .arg(&dir)
-        .args(["--source", &mcp_stdio::source(), "--http", &addr, "--oauth-issuer", ISS, "--oauth-jwks"])
-        .arg(&jwks)
-        .arg("--api-keys")
-        .arg(&keys_file)
-        .args(["--resource", &resource])
-        .env("SCHEMABRAIN_LOG", "debug")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    wait_listening(&addr, &mut child);
     let bad: Vec<String> = matrix.iter().skip(1).map(|(_, t)| t.clone()).collect();
     let (ok, stdout, stderr) = mcp_stdio::run_bounded(
         Command::new(&python).arg(common::repo("tests/mcp_client/auth_http.py")).arg(&resource).arg(&matrix[0].1).arg(&api_key).args(&bad),
