@@ -82,16 +82,23 @@ fn tools(toolsets: Toolsets) -> &'static [Tool] {
     cell.get_or_init(|| toolsets.tools().map(mcp_tool).collect())
 }
 
-/// The client session a call belongs to, which page tokens are bound to:
-/// the HTTP `Mcp-Session-Id` when there is one; over stdio the process is
-/// the one client.
+/// The client session a call belongs to, which page tokens and retry
+/// escalation are bound to: the HTTP `Mcp-Session-Id` when there is one;
+/// over stdio the process is the one client.
 fn client_of(context: &RequestContext<RoleServer>) -> String {
     match context.extensions.get::<axum::http::request::Parts>() {
         Some(parts) => match parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) {
             Some(id) => format!("http:{id}"),
-            // Stateless HTTP (2026-07-28) names no session: tokens are
-            // still bound to their statement and unforgeable.
-            None => "http".to_string(),
+            // Stateless HTTP (2026-07-28) names no session. With
+            // authentication the principal is the client, so one caller's
+            // failures never escalate another's retries and one caller's
+            // page tokens are not another's; on an open loopback server
+            // every stateless call is one client (tokens stay bound to
+            // their statement and unforgeable).
+            None => match gate::principal_of(parts) {
+                Some(p) => format!("http-principal:{}\0{}", p.issuer, p.subject),
+                None => "http".to_string(),
+            },
         },
         None => crate::tools::LOCAL_CLIENT.to_string(),
     }
