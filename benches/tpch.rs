@@ -19,6 +19,8 @@
 //! (`SCHEMABRAIN_TEST_POSTGRES`, default `postgres://postgres@127.0.0.1:5432/test`),
 //! skipped with a printed line when the server is unreachable.
 //!
+//! `SCHEMABRAIN_TPCH_ENGINES` (default `duckdb,postgres`) picks the engines.
+//!
 //! The output is a markdown table per engine, for `docs/performance.md`.
 //!
 //! Two ways to run it:
@@ -169,16 +171,25 @@ fn main() {
     let scale_factor: f64 = env_or("SCHEMABRAIN_TPCH_SF", 1.0);
     let rounds: usize = env_or("SCHEMABRAIN_TPCH_ROUNDS", 7);
     assert!(scale_factor > 0.0 && rounds > 0, "SCHEMABRAIN_TPCH_SF and SCHEMABRAIN_TPCH_ROUNDS must be positive");
+    let engines: String = env_or("SCHEMABRAIN_TPCH_ENGINES", "duckdb,postgres".to_string());
+    let engines: Vec<&str> = engines.split(',').map(str::trim).collect();
+    if let Some(unknown) = engines.iter().find(|e| !matches!(**e, "duckdb" | "postgres")) {
+        panic!("SCHEMABRAIN_TPCH_ENGINES names `{unknown}`; the engines are duckdb and postgres");
+    }
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tpch");
 
-    let started = Instant::now();
-    let file = warehouse::ensure_duckdb(&cache, scale_factor);
-    eprintln!("DuckDB warehouse {} ready in {:.1?}", file.display(), started.elapsed());
-    let duck = DuckDbEngine::open_read_only(&file, &format!("duckdb:{}", file.display())).expect("the warehouse opens");
-    let declared = Project::open_declared(&Path::new(env!("CARGO_MANIFEST_DIR")).join("semantics/tpch")).unwrap_or_else(|d| panic!("{d}"));
-    let project = declared.with_catalog(duck.introspect().expect("introspects")).unwrap_or_else(|d| panic!("{d}"));
-    report("DuckDB", &project, &duck, scale_factor, rounds);
-    drop(duck);
+    if engines.contains(&"duckdb") {
+        let started = Instant::now();
+        let file = warehouse::ensure_duckdb(&cache, scale_factor);
+        eprintln!("DuckDB warehouse {} ready in {:.1?}", file.display(), started.elapsed());
+        let duck = DuckDbEngine::open_read_only(&file, &format!("duckdb:{}", file.display())).expect("the warehouse opens");
+        let declared = Project::open_declared(&Path::new(env!("CARGO_MANIFEST_DIR")).join("semantics/tpch")).unwrap_or_else(|d| panic!("{d}"));
+        let project = declared.with_catalog(duck.introspect().expect("introspects")).unwrap_or_else(|d| panic!("{d}"));
+        report("DuckDB", &project, &duck, scale_factor, rounds);
+    }
+    if !engines.contains(&"postgres") {
+        return;
+    }
 
     let url = std::env::var("SCHEMABRAIN_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
     let schema = format!("sb_tpch_sf{}", scale_factor.to_string().replace('.', "_"));
