@@ -30,6 +30,11 @@ pub struct JoinCandidate {
     pub stem: String,
 }
 
+/// `from.cols → to.cols`, as notes name a join.
+fn join_label(c: &JoinCandidate) -> String {
+    format!("{}.{} → {}.{}", c.from_table, c.from_columns.join(","), c.to_table, c.to_columns.join(","))
+}
+
 /// What the data says about a candidate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JoinEvidence {
@@ -406,25 +411,15 @@ pub fn draft(
         // does not open. The note says how to model it by hand.
         if src == tgt {
             d.notes.push(format!(
-                "join {}.{} → {}.{} left out: a table joined to itself is not supported; define a second entity on `{}` (e.g. `{src}_parent`) and join to it",
-                c.from_table,
-                c.from_columns.join(","),
-                c.to_table,
-                c.to_columns.join(","),
+                "join {} left out: a table joined to itself is not supported; define a second entity on `{}` (e.g. `{src}_parent`) and join to it",
+                join_label(c),
                 c.to_table
             ));
             continue;
         }
         if ev.orphans > 0 {
             let verb = if c.method == "fk_constraint" { "declared" } else { "guessed from names" };
-            d.notes.push(format!(
-                "join {}.{} → {}.{} ({verb}) left out: {} rows point at no row",
-                c.from_table,
-                c.from_columns.join(","),
-                c.to_table,
-                c.to_columns.join(","),
-                ev.orphans
-            ));
+            d.notes.push(format!("join {} ({verb}) left out: {} rows point at no row", join_label(c), ev.orphans));
             continue;
         }
         let base = if c.stem == *tgt { format!("{src}_{tgt}") } else { format!("{src}_{}", c.stem) };

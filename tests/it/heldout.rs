@@ -35,21 +35,9 @@ const PII: &str = "tests/heldout/pii.tsv";
 /// The held-out databases, each with the number of tables its DDL creates
 /// (so a DDL that half-loads cannot pass as a smaller, easier set).
 const DATABASES: &[(&str, usize)] = &[("chinook", 11), ("sakila", 16)];
-/// The 12-category taxonomy; a label outside it is a typo in the corpus.
-const CATEGORIES: [&str; 12] = [
-    "contact",
-    "financial",
-    "payment_card",
-    "health",
-    "genetic",
-    "biometric",
-    "behavioral",
-    "online_identifier",
-    "credential",
-    "government_id",
-    "location",
-    "demographic_protected",
-];
+/// The 12-category taxonomy (the charter's); a label outside it is a typo
+/// in the corpus.
+use schemabrain::model::PII_CATEGORIES as CATEGORIES;
 
 /// The data rows of a tab-separated file (comments and blank lines
 /// skipped), each with its 1-based line number and exactly `fields` fields.

@@ -287,17 +287,23 @@ fn columns_of(v: &Json, file: &str, docs: &BTreeMap<String, String>) -> Vec<Node
             for t in tests_of(c) {
                 column_test(&mut col, t, &at);
             }
-            for k in arr(c, "constraints") {
-                match s(k, "type") {
-                    Some("primary_key") => col.primary_key = true,
-                    Some("unique") => col.unique = true,
-                    Some("not_null") => col.not_null = true,
-                    _ => {}
-                }
-            }
+            apply_constraints(&mut col, c);
             Some(col)
         })
         .collect()
+}
+
+/// A column's own `constraints` (YAML or manifest, the same shape): keys
+/// and not-null it declares.
+fn apply_constraints(col: &mut NodeColumn, c: &Json) {
+    for k in arr(c, "constraints") {
+        match s(k, "type") {
+            Some("primary_key") => col.primary_key = true,
+            Some("unique") => col.unique = true,
+            Some("not_null") => col.not_null = true,
+            _ => {}
+        }
+    }
 }
 
 /// Model-level tests and constraints: composite keys.
@@ -463,14 +469,7 @@ pub fn from_manifest(manifest: &Json, manifest_file: &str) -> Vec<Node> {
                     at: at.to_string(),
                     ..NodeColumn::default()
                 };
-                for k in arr(c, "constraints") {
-                    match s(k, "type") {
-                        Some("primary_key") => col.primary_key = true,
-                        Some("unique") => col.unique = true,
-                        Some("not_null") => col.not_null = true,
-                        _ => {}
-                    }
-                }
+                apply_constraints(&mut col, c);
                 Some(col)
             })
             .collect();
