@@ -68,6 +68,8 @@ pub struct DraftColumn {
     pub data_type: String,
     pub nullable: bool,
     pub description: Option<String>,
+    /// The values the column takes, as a dbt `accepted_values` test says.
+    pub accepted_values: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -396,7 +398,13 @@ pub fn draft(
             columns: t
                 .columns
                 .iter()
-                .map(|c| DraftColumn { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, description: c.comment.clone() })
+                .map(|c| DraftColumn {
+                    name: c.name.clone(),
+                    data_type: c.data_type.clone(),
+                    nullable: c.nullable,
+                    description: c.comment.clone(),
+                    accepted_values: Vec::new(),
+                })
                 .collect(),
             source: None,
         });

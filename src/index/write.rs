@@ -100,6 +100,10 @@ fn entity_yaml(e: &DraftEntity, origin: DraftOrigin) -> String {
         if let Some(d) = &c.description {
             line.push_str(&format!(", description: {}", q(d)));
         }
+        if !c.accepted_values.is_empty() {
+            let values: Vec<String> = c.accepted_values.iter().map(|v| q(v)).collect();
+            line.push_str(&format!(", accepted_values: [{}]", values.join(", ")));
+        }
         s.push_str(&line);
         s.push_str("}\n");
     }

@@ -106,6 +106,15 @@ pub enum Issue {
         period: Grain,
         allowed: Vec<Grain>,
     },
+    /// A filter value outside the values the column is declared to take
+    /// (dbt's `accepted_values`): the filter would silently match no row
+    /// (`eq`, `in`) or every row (`ne`, `not_in`).
+    UnacceptedValue {
+        column: String,
+        value: String,
+        accepted: Vec<String>,
+        fuzzy: Vec<String>,
+    },
     /// The plan touches PII the policy refuses; `message` says why without
     /// naming more than `categories`.
     PiiBlocked {

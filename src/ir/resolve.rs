@@ -399,6 +399,7 @@ fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
     };
     let values = typed_values(model, &column, op, &literals)?;
     check_like(model, &column, op, &values, "filters")?;
+    check_accepted(model, &column, op, &values)?;
     Ok(Filter { column, op, values, from_metric: false, by_metric: None })
 }
 
@@ -448,6 +449,35 @@ fn check_like(model: &SemanticModel, column: &ColumnRef, op: FilterOp, values: &
         argument: argument.into(),
         message: format!("filter on `{column}`: `{}` compares text with a text pattern (`%` any characters, `_` one)", op.as_str()),
     })
+}
+
+/// An equality filter (`eq`, `ne`, `in`, `not_in`) on a column with
+/// accepted values compares with accepted values only: `status = 'shiped'`
+/// would answer nothing, `status != 'shiped'` everything, both silently.
+fn check_accepted(model: &SemanticModel, column: &ColumnRef, op: FilterOp, values: &[Value]) -> Result<(), Issue> {
+    if !matches!(op, FilterOp::Eq | FilterOp::Ne | FilterOp::In | FilterOp::NotIn) {
+        return Ok(());
+    }
+    let Some(accepted) = model.entity(&column.entity).and_then(|e| e.accepted_values_of(&column.column)) else { return Ok(()) };
+    for v in values {
+        let text = match v {
+            Value::Text(s) => s.clone(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(x) => x.to_string(),
+            Value::Bool(b) => b.to_string(),
+            // Dates are not enumerated values.
+            Value::Date(_) | Value::Timestamp(_) => return Ok(()),
+        };
+        if !accepted.contains(&text) {
+            return Err(Issue::UnacceptedValue {
+                column: column.to_string(),
+                fuzzy: close_matches(&text, accepted.iter().map(String::as_str)),
+                value: text,
+                accepted: accepted.to_vec(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn malformed_filter(column: &ColumnRef, message: String) -> Issue {

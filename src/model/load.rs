@@ -373,7 +373,7 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
     let provenance = read_provenance(r, &map);
     let description = optional_string(r, &map, "description");
     let group = optional_string(r, &map, "group");
-    let columns = map.get("columns").map(|f| read_columns(r, f)).unwrap_or_default();
+    let (columns, accepted_values) = map.get("columns").map(|f| read_columns(r, f)).unwrap_or_default();
     let column_aliases = map.get("column_aliases").map(|f| read_column_aliases(r, f, &columns)).unwrap_or_default();
     Some(Entity {
         name: name?,
@@ -386,6 +386,7 @@ fn read_entity(r: &mut Reader<'_>, doc: &Node) -> Option<Entity> {
         columns,
         columns_from_catalog: false,
         column_aliases,
+        accepted_values,
         defined_at: origin_at(r, &map),
     })
 }
@@ -455,10 +456,12 @@ fn read_identity(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<String>> {
     r.identifier(field, "identity").map(|c| vec![c])
 }
 
-fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
+/// The declared columns, and the accepted values of those that list them.
+fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> (Vec<Column>, BTreeMap<String, Vec<String>>) {
     let mut out: Vec<Column> = Vec::new();
+    let mut accepted = BTreeMap::new();
     for (path, item) in r.list(field, "columns").unwrap_or_default() {
-        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description", "nullable", "expr"], &["name"]) else {
+        let Some(map) = r.mapping(item.node, &path, &["name", "type", "description", "nullable", "expr", "accepted_values"], &["name"]) else {
             continue;
         };
         let Some(name) = map.get("name").and_then(|f| r.identifier(f, &map.key_path("name"))) else {
@@ -476,9 +479,27 @@ fn read_columns(r: &mut Reader<'_>, field: Field<'_>) -> Vec<Column> {
             r.error(map.line, &map.key_path("expr"), format!("the expression of computed column `{name}` {problem}"));
             continue;
         }
+        if let Some(f) = map.get("accepted_values") {
+            let key = map.key_path("accepted_values");
+            let items = r.list(f, &key).unwrap_or_default();
+            if items.is_empty() && matches!(f.node.data, saphyr::YamlDataOwned::Sequence(_)) {
+                r.error(f.line, &key, "expected a non-empty list of the values the column takes, e.g. `[placed, shipped]`");
+            }
+            let values: Vec<String> = items
+                .into_iter()
+                .filter_map(|(p, v)| r.literal(v, &p))
+                .map(|l| match l {
+                    Literal::Text(s) => s,
+                    other => other.to_string(),
+                })
+                .collect();
+            if !values.is_empty() {
+                accepted.insert(name.clone(), values);
+            }
+        }
         out.push(Column { name, data_type, description, nullable, expr });
     }
-    out
+    (out, accepted)
 }
 
 fn read_join(r: &mut Reader<'_>, doc: &Node) -> Option<Join> {

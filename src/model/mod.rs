@@ -577,6 +577,10 @@ pub struct Entity {
     /// Other names requests may use for a column (`customer_segment` →
     /// `segment`: a dbt dimension named apart from its column).
     pub column_aliases: BTreeMap<String, String>,
+    /// The values a column may take, by column (dbt's `accepted_values`
+    /// test, or declared): filter values are checked against them, and
+    /// describe_entity shows them. Numbers and booleans as their text.
+    pub accepted_values: BTreeMap<String, Vec<String>>,
     pub defined_at: Origin,
 }
 
@@ -592,6 +596,11 @@ impl Entity {
             Some(real) if self.column(name).is_none() => real,
             _ => name,
         }
+    }
+
+    /// The accepted values of `column` (after aliases), if any are declared.
+    pub fn accepted_values_of(&self, column: &str) -> Option<&[String]> {
+        self.accepted_values.get(self.resolve_alias(column)).map(Vec::as_slice).filter(|v| !v.is_empty())
     }
 
     pub fn column_names(&self) -> Vec<String> {

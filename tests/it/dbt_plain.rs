@@ -141,6 +141,8 @@ fn jaffle_shop_imports_and_answers_as_sql_by_hand() {
     let status = order.column("status").unwrap().description.clone().unwrap();
     assert!(status.contains("Orders can be one of the following statuses") && !status.contains("{{"), "{status}");
     assert!(status.contains("Accepted values: placed, shipped, completed, return_pending, returned."), "{status}");
+    let statuses: Vec<String> = ["placed", "shipped", "completed", "return_pending", "returned"].map(String::from).to_vec();
+    assert_eq!(order.accepted_values_of("status"), Some(statuses.as_slice()), "the accepted values are the column's known values");
     assert_eq!(m.entity("customer").unwrap().column("first_name").unwrap().description.as_deref(), Some("Customer's first name. PII."));
     // The two name columns the project calls PII are tagged and blocked;
     // an amount paid by card is not a card number.
@@ -163,6 +165,35 @@ fn jaffle_shop_imports_and_answers_as_sql_by_hand() {
     // Amounts by status.
     let env = serde_json::to_value(s.call("get_metric", &json!({"name": "order_amount_sum", "group_by": ["order.status"], "limit": 1000}))).unwrap();
     assert_eq!(answered(&env), amounts_by_hand);
+    // describe_entity shows the known values.
+    let env = serde_json::to_value(s.call("describe_entity", &json!({"name": "order"}))).unwrap();
+    let col = env["data"]["columns"].as_array().unwrap().iter().find(|c| c["name"] == "status").cloned().unwrap();
+    assert_eq!(col["accepted_values"], json!(statuses), "{col:#}");
+    // A filter value the column never takes is caught, not answered empty:
+    // a typo is corrected (must_obey), and the correction answers what the
+    // SQL by hand with the value meant answers; a value with no plain
+    // meaning leads to the known values, never to a dropped filter.
+    let shipped_by_hand = by_hand(&db, "select status, cast(sum(amount) as double) from main.orders where status in ('shipped', 'returned') group by 1");
+    let typo = json!({"name": "order_amount_sum", "group_by": ["order.status"], "filters": [{"column": "order.status", "op": "in", "value": ["shiped", "Returned"]}], "limit": 1000});
+    let env = s.call("get_metric", &typo);
+    let err = env.tool_error().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(err.kind().as_str(), "invalid_argument", "{}", err.message());
+    assert!(err.message().contains("shiped") && err.message().contains("`return_pending`"), "{}", err.message());
+    assert!(env.next_action().unwrap().must_obey);
+    crate::recovery::assert_recovery_keeps_question(&typo, &env);
+    let fixed = Json::Object(err.recovery().suggested_args().cloned().unwrap());
+    assert_eq!(fixed["filters"][0]["value"], json!(["shipped", "returned"]), "{fixed}");
+    assert_eq!(answered(&serde_json::to_value(s.call("get_metric", &fixed)).unwrap()), shipped_by_hand);
+    let lost = json!({"name": "order_count", "filters": [{"column": "order.status", "op": "ne", "value": "lost"}]});
+    let env = s.call("get_metric", &lost);
+    let err = env.tool_error().unwrap();
+    assert_eq!(err.kind().as_str(), "invalid_argument");
+    assert!(!env.next_action().unwrap().must_obey);
+    assert_eq!(err.recovery().suggested_tool(), Some("describe_entity"));
+    assert_eq!(err.recovery().fuzzy_matches(), statuses.as_slice());
+    // A value it takes is answered.
+    let env = s.call("get_metric", &json!({"name": "order_count", "filters": [{"column": "order.status", "op": "eq", "value": "placed"}]}));
+    assert!(env.tool_error().is_none(), "{}", serde_json::to_string(&env).unwrap());
     // A group-by on a name is refused.
     let env = serde_json::to_value(s.call("get_metric", &json!({"name": "order_count", "group_by": ["customer.first_name"]}))).unwrap();
     assert_eq!(env["status"], "refused", "{env:#}");

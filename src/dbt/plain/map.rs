@@ -244,7 +244,13 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
             columns: t
                 .columns
                 .iter()
-                .map(|c| infer::DraftColumn { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, description: c.comment.clone() })
+                .map(|c| infer::DraftColumn {
+                    name: c.name.clone(),
+                    data_type: c.data_type.clone(),
+                    nullable: c.nullable,
+                    description: c.comment.clone(),
+                    accepted_values: Vec::new(),
+                })
                 .collect(),
             description: t.comment.clone().unwrap_or_default(),
             source: None,
@@ -267,8 +273,17 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
         }
     }
     let at_of: BTreeMap<&str, &str> = selected.iter().map(|s| (s.entity.as_str(), s.node.at.as_str())).collect();
+    let node_of: BTreeMap<&str, &Node> = selected.iter().map(|s| (s.entity.as_str(), &s.node)).collect();
     for e in d.entities.iter_mut() {
         e.source = at_of.get(e.name.as_str()).map(|a| a.to_string());
+        // `accepted_values` tests: the values filters are checked against.
+        if let Some(node) = node_of.get(e.name.as_str()) {
+            for c in e.columns.iter_mut() {
+                if let Some(declared) = node.columns.iter().find(|d| d.name == c.name) {
+                    c.accepted_values = declared.accepted_values.clone();
+                }
+            }
+        }
         // Declared keys are the project's word; a key the data shows, or none, is less.
         e.confidence = if e.identity_method == "dbt_import" { "high" } else { "medium" };
     }

@@ -173,6 +173,8 @@ pub fn describe_entity(project: &Project, args: &NameArgs) -> Envelope {
                 ("data_type", c.data_type.clone().into()),
                 ("nullable", c.nullable.into()),
                 ("description", if d.redacted() { Json::Null } else { c.description.clone().into() }),
+                // The values a filter on it may compare with (dbt's accepted_values).
+                ("accepted_values", if d.redacted() { Json::Null } else { e.accepted_values_of(&c.name).map(<[String]>::to_vec).into() }),
                 ("pii_sensitivity", d.tag.sensitivity.clone().into()),
                 ("pii_categories", d.shown_categories().into()),
                 ("redacted", d.redacted().into()),

@@ -264,6 +264,7 @@ pub fn describe_column(project: &Project, qualified_name: &str) -> Envelope {
         "nullable": c.nullable,
         "is_primary_key": t.primary_key.contains(&c.name),
         "description": if v.redacted { None } else { c.comment.clone().or_else(|| describe_column_text(model, t, &c.name)) },
+        "accepted_values": if v.redacted { None } else { model.entity_on(&t.schema, &t.name).and_then(|e| e.accepted_values_of(&c.name)) },
         "redacted": v.redacted,
         "pii_categories": v.categories,
         "outgoing_foreign_keys": outgoing,

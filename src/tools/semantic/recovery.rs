@@ -386,6 +386,7 @@ fn corrected(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Option<G
         Issue::UnknownViaJoin { .. } => "via",
         Issue::UnknownMetric { .. } => "names",
         Issue::InvalidTimeGrain { .. } => "time_grain",
+        Issue::UnacceptedValue { accepted, .. } => return accepted_value_fix(project, args, issue, accepted),
         _ => return None,
     };
     match argument {
@@ -459,6 +460,36 @@ fn corrected(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Option<G
             first(project, args, issue, variants)
         }
     }
+}
+
+/// The faulty filter with each value outside `accepted` replaced by the one
+/// accepted value it plainly means (equal but for case, or the only close
+/// match); `None` when one has no such value.
+fn accepted_value_fix(project: &Project, args: &GetMetricArgs, issue: &Issue, accepted: &[String]) -> Option<GetMetricArgs> {
+    let i = faulty(project, args, Part::Filters, issue)?;
+    let meant = |v: &serde_json::Value| -> Option<serde_json::Value> {
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if accepted.contains(&text) {
+            return Some(v.clone());
+        }
+        let same_case: Vec<&String> = accepted.iter().filter(|a| a.eq_ignore_ascii_case(&text)).collect();
+        let fixed = match (same_case.as_slice(), close_matches(&text, accepted.iter().map(String::as_str)).as_slice()) {
+            ([one], _) => (*one).clone(),
+            ([], [one]) => one.clone(),
+            _ => return None,
+        };
+        Some(serde_json::Value::String(fixed))
+    };
+    let mut fixed = args.clone();
+    let f = fixed.filters.get_mut(i)?;
+    f.value = Some(match f.value.as_ref()? {
+        Json::Array(items) => Json::Array(items.iter().map(meant).collect::<Option<_>>()?),
+        v => meant(v)?,
+    });
+    correction(project, args, issue, fixed)
 }
 
 /// The read-only look-up that shows what to choose for `issue`.
@@ -565,6 +596,22 @@ pub fn issue_envelope(project: &Project, args: &GetMetricArgs, issue: &Issue) ->
             fix_or_look_up(fuzzy.clone()),
         ),
         Issue::Malformed { message, .. } => ToolError::new(FailureKind::MalformedName, format!("{message}."), fix_or_look_up(Vec::new())),
+        Issue::UnacceptedValue { column, value, accepted, fuzzy } => ToolError::new(
+            FailureKind::InvalidArgument,
+            format!(
+                "Filter on `{column}`: `{}` is not a value the column takes, so the filter would match no row or every row; its values are {}.",
+                crate::model::echo(value),
+                list(accepted, 20)
+            ),
+            match corrected(project, args, issue) {
+                Some(fixed) => Recovery::correction("get_metric", fixed.to_json()).with_fuzzy_matches(fuzzy.clone()),
+                None => {
+                    let entity = column.split_once('.').map_or(column.as_str(), |(e, _)| e);
+                    let shown = if fuzzy.is_empty() { accepted.iter().take(20).cloned().collect() } else { fuzzy.clone() };
+                    Recovery::call("describe_entity", json!({"name": entity})).with_fuzzy_matches(shown)
+                }
+            },
+        ),
         Issue::UnknownEntity { role, name, fuzzy } => ToolError::new(
             FailureKind::UnknownName,
             format!("Entity `{name}` (in {}) is not defined; list_entities shows the entities there are.", role.argument()),
