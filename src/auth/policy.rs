@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::row_filter::{RowFilterDecl, RowRestriction};
 use crate::model::yaml::{parse_documents, Reader};
 use crate::model::{close_matches, Diagnostic, Diagnostics};
 
@@ -44,6 +45,8 @@ pub struct RoleGrant {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessPolicy {
     roles: BTreeMap<String, RoleGrant>,
+    /// Each role's `row_filters` (`auth::row_filter`), in file order.
+    row_filters: Vec<RowFilterDecl>,
 }
 
 /// Why a call is outside the caller's grants, and which role would allow it.
@@ -74,6 +77,7 @@ impl AccessPolicy {
         let mut diags = Diagnostics::default();
         let docs = parse_documents(file, text, &mut diags);
         let mut roles = BTreeMap::new();
+        let mut row_filters = Vec::new();
         {
             let mut r = Reader { file: file.to_path_buf(), diags: &mut diags, key_lines: BTreeMap::new() };
             match docs.as_slice() {
@@ -91,7 +95,7 @@ impl AccessPolicy {
                                         r.error(g.line, &path, "a role name is an identifier (letters, digits, _)");
                                         continue;
                                     }
-                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics"], &[]) else { continue };
+                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics", "row_filters"], &[]) else { continue };
                                     let mut grant = RoleGrant::default();
                                     for (key, known) in [("tools", tools.iter().map(|t| t.to_string()).collect::<BTreeSet<_>>()), ("metrics", metrics.clone())] {
                                         let Some(lf) = gm.get(key) else { continue };
@@ -112,6 +116,9 @@ impl AccessPolicy {
                                             grant.metrics = Some(set);
                                         }
                                     }
+                                    if let Some(lf) = gm.get("row_filters") {
+                                        row_filters.extend(read_row_filters(&mut r, name, lf, &gm.key_path("row_filters")));
+                                    }
                                     roles.insert(name.clone(), grant);
                                 }
                             }
@@ -124,7 +131,7 @@ impl AccessPolicy {
             }
         }
         if diags.is_empty() {
-            Ok(AccessPolicy { roles })
+            Ok(AccessPolicy { roles, row_filters })
         } else {
             Err(diags)
         }
@@ -166,6 +173,35 @@ impl AccessPolicy {
         }
         Some(out)
     }
+}
+
+impl AccessPolicy {
+    /// Every role's row filters, in file order (checked against the model
+    /// by `row_filter::check`).
+    pub fn row_filters(&self) -> &[RowFilterDecl] {
+        &self.row_filters
+    }
+
+    /// The rows `roles` may read (`None`: every row).
+    pub fn row_restriction(&self, roles: &[String], model: &crate::model::SemanticModel) -> Option<RowRestriction> {
+        let names: BTreeSet<String> = self.roles.keys().cloned().collect();
+        RowRestriction::of(&self.row_filters, &names, roles, model)
+    }
+}
+
+/// `row_filters: [{entity: store, where: "region_id = 1"}, ...]` of one role.
+fn read_row_filters(r: &mut Reader<'_>, role: &str, field: crate::model::yaml::Field<'_>, path: &str) -> Vec<RowFilterDecl> {
+    let mut out = Vec::new();
+    for (ip, item) in r.list(field, path).unwrap_or_default() {
+        let Some(m) = r.mapping(item.node, &ip, &["entity", "where"], &["entity", "where"]) else { continue };
+        let (Some(ef), Some(wf)) = (m.get("entity"), m.get("where")) else { continue };
+        let entity = r.string(ef, &m.key_path("entity"));
+        let condition = r.string(wf, &m.key_path("where"));
+        if let (Some(entity), Some(condition)) = (entity, condition) {
+            out.push(RowFilterDecl { role: role.to_string(), entity, condition, line: ef.line, where_line: wf.line, key: ip });
+        }
+    }
+    out
 }
 
 impl Denied {
