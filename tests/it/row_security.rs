@@ -282,3 +282,52 @@ fn a_bad_row_filter_names_its_file_line_and_key() {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+/// Over HTTP with two API keys: each key's principal gets its role's rows,
+/// and the filtered one's listing shows only the tools it may use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_two_api_keys_read_their_own_rows() {
+    use schemabrain::auth::keys::ApiKeys;
+    use schemabrain::auth::Authenticator;
+    use schemabrain::mcp::gate::Gate;
+    use schemabrain::mcp::transport::http_router_with;
+    use std::sync::Arc;
+
+    let dir = mcp_stdio::demo_copy("rowsec-http");
+    std::fs::write(dir.join("access_policy.yaml"), POLICY).unwrap();
+    let shared = Arc::new(crate::mcp::session(Project::open(&dir).unwrap(), Some(&mcp_stdio::source()), false));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (eu_key, eu_hash) = schemabrain::auth::keys::new_key();
+    let (fin_key, fin_hash) = schemabrain::auth::keys::new_key();
+    let keys_file = dir.join("api_keys.yaml");
+    std::fs::write(
+        &keys_file,
+        format!("version: 1\nkeys:\n  - principal: eve\n    roles: [eu_sales]\n    sha256: {eu_hash}\n  - principal: fin\n    roles: [finance]\n    sha256: {fin_hash}\n"),
+    )
+    .unwrap();
+    let keys = ApiKeys::load(&keys_file).unwrap();
+    let gate = Arc::new(Gate::new(Authenticator::new(format!("http://{addr}/mcp"), Some(keys), None).unwrap()).unwrap());
+    let router = http_router_with(shared, vec!["127.0.0.1".to_string(), addr.to_string()], Some(gate));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+
+    let mut c = crate::mcp_http::Conn::open(addr).await;
+    let eu = http_order_count(&mut c, &eu_key, 1).await;
+    let fin = http_order_count(&mut c, &fin_key, 2).await;
+    let eu_hand = hand(&format!("SELECT count(*) FROM main.orders o JOIN main.stores st ON st.id = o.store_id WHERE st.{EU}"));
+    assert_eq!(scalar(&eu), num(&eu_hand[0][0]), "{eu}");
+    assert_eq!(eu["data"]["policy_applied"]["row_filters"][0]["role"], "eu_sales", "{eu}");
+    assert_eq!(scalar(&fin), num(&hand("SELECT count(*) FROM main.orders")[0][0]), "{fin}");
+    assert!(fin["data"]["policy_applied"].is_null(), "{fin}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// get_metric `order_count` over the 2026 era, with an API key.
+async fn http_order_count(c: &mut crate::mcp_http::Conn, key: &str, id: u64) -> Json {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "get_metric", "arguments": {"name": "order_count"}, "_meta": crate::mcp_http::modern_meta()}});
+    let auth = format!("Bearer {key}");
+    let r = c.post(&[("Authorization", auth.as_str()), ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "get_metric")], &body).await;
+    crate::mcp_http::envelope_of(&r)
+}
