@@ -9,6 +9,8 @@
 //!   analyst:
 //!     tools: [list_metrics, describe_entity, get_metric]   # absent: every tool
 //!     metrics: [order_count, revenue]                      # absent: every metric
+//!   eu_sales:
+//!     row_filters: [{entity: store, where: "region_id = 3"}]  # auth::row_filter
 //!   finance: {}                                            # everything
 //! ```
 //!
