@@ -265,4 +265,15 @@ mod tests {
         assert!(d.contains("access_policy.yaml:5: key `roles.analyst.metrics[0]`: unknown metric `revenu`") && d.contains("revenue"), "{d}");
         assert!(d.contains("access_policy.yaml:7") && d.contains("unknown tool `query_sqll`"), "{d}");
     }
+
+    #[test]
+    fn row_filters_are_read_strictly() {
+        let p = parse("version: 1\nroles:\n  eu:\n    row_filters:\n      - {entity: store, where: \"region_id = 3\"}\n").unwrap();
+        assert_eq!(p.row_filters().len(), 1);
+        assert_eq!((p.row_filters()[0].entity.as_str(), p.row_filters()[0].condition.as_str(), p.row_filters()[0].where_line), ("store", "region_id = 3", 5));
+        let d = parse("version: 1\nroles:\n  eu:\n    row_filters:\n      - {entity: store, when: x}\n    row_filter: []\n").unwrap_err().to_string();
+        assert!(d.contains("access_policy.yaml:5") && d.contains("roles.eu.row_filters[0].when") && d.contains("unknown key"), "{d}");
+        assert!(d.contains("roles.eu.row_filters[0].where"), "the missing key is named: {d}");
+        assert!(d.contains("access_policy.yaml:6") && d.contains("roles.eu.row_filter"), "{d}");
+    }
 }

@@ -147,13 +147,17 @@ struct PathCond {
     filter: usize,
 }
 
+/// One entity's alternatives (one per role; any may pass), each a
+/// conjunction of paths (all must pass).
+type Alternatives = Vec<Vec<PathCond>>;
+
 /// The rows a set of roles may read, per table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowRestriction {
     /// Per restricted table: every entity bound to it must pass (AND); per
     /// entity, any role's alternative may pass (OR); per alternative, every
     /// path must pass (AND).
-    tables: BTreeMap<TableRef, Vec<Vec<Vec<PathCond>>>>,
+    tables: BTreeMap<TableRef, Vec<Alternatives>>,
     /// The filters of the roles, in the policy's order.
     filters: Vec<RowFilterDecl>,
 }
@@ -173,7 +177,7 @@ impl RowRestriction {
             return None;
         }
         let filters: Vec<RowFilterDecl> = decls.iter().filter(|d| held.contains(&d.role)).cloned().collect();
-        let mut tables: BTreeMap<TableRef, Vec<Vec<Vec<PathCond>>>> = BTreeMap::new();
+        let mut tables: BTreeMap<TableRef, Vec<Alternatives>> = BTreeMap::new();
         for (name, entity) in &model.entities {
             let mut alternatives = Vec::new();
             let mut open = false;
@@ -372,5 +376,56 @@ mod tests {
         assert!(out.iter().any(|o| matches!(o, Outside::Qualified(c) if c == "s.city")));
         assert!(out.iter().any(|o| matches!(o, Outside::Subquery)));
         assert!(parse_condition("region_id = 1 )").is_err());
+    }
+
+    fn demo() -> SemanticModel {
+        let (model, diags) = crate::model::load_project(&Path::new(env!("CARGO_MANIFEST_DIR")).join("semantics/demo"));
+        assert!(diags.is_empty(), "{diags}");
+        model
+    }
+
+    fn decl(role: &str, entity: &str, condition: &str) -> RowFilterDecl {
+        RowFilterDecl { role: role.into(), entity: entity.into(), condition: condition.into(), line: 1, where_line: 1, key: "k".into() }
+    }
+
+    fn main(table: &str) -> TableRef {
+        TableRef { schema: "main".into(), table: table.into() }
+    }
+
+    #[test]
+    fn every_table_reaching_the_entity_is_restricted_and_roles_are_a_union() {
+        let model = demo();
+        let decls = vec![decl("eu", "store", "region_id = 3"), decl("ap", "region", "code = 'AP'")];
+        let roles: BTreeSet<String> = ["eu", "ap", "all"].iter().map(|r| r.to_string()).collect();
+        let of = |held: &[&str]| RowRestriction::of(&decls, &roles, &held.iter().map(|r| r.to_string()).collect::<Vec<_>>(), &model);
+        let eu = of(&["eu"]).unwrap();
+        assert_eq!(eu.condition(&main("stores"), '"').unwrap(), "(((region_id = 3)))");
+        assert_eq!(
+            eu.condition(&main("order_items"), '"').unwrap(),
+            r#"(("order_id" IN (SELECT "id" FROM "main"."orders" WHERE "store_id" IN (SELECT "id" FROM "main"."stores" WHERE (region_id = 3)))))"#
+        );
+        // Quoted for the dialect (MySQL's backticks).
+        assert!(eu.condition(&main("orders"), '`').unwrap().starts_with("((`store_id` IN (SELECT `id` FROM `main`.`stores`"));
+        // Tables that do not reach the store are read whole.
+        for t in ["products", "customers", "regions"] {
+            assert!(eu.condition(&main(t), '"').is_none(), "{t}");
+        }
+        // Orders reach regions through their store and their customer (and
+        // the customer of each address): they must pass along each.
+        let ap = of(&["ap"]).unwrap();
+        let orders = ap.condition(&main("orders"), '"').unwrap();
+        assert!(orders.contains(r#""store_id" IN"#) && orders.contains(r#""customer_id" IN"#) && orders.contains(" AND "), "{orders}");
+        // Several roles: the rows either allows; a table one of them reads whole is read whole.
+        let both = of(&["eu", "ap"]).unwrap();
+        assert!(both.condition(&main("stores"), '"').unwrap().contains(") OR ("));
+        assert!(both.condition(&main("customers"), '"').is_none());
+        // A role without row filters reads everything, and so does its holder;
+        // roles the policy does not list add nothing.
+        assert!(of(&["eu", "all"]).is_none());
+        assert_eq!(of(&["eu", "intern"]), Some(eu.clone()));
+        // policy_applied names the filters behind the tables read.
+        let applied = eu.applied([&main("order_items"), &main("products")]).unwrap();
+        assert_eq!(applied, json!([{"role": "eu", "entity": "store", "where": "region_id = 3", "tables": ["main.order_items"]}]));
+        assert!(eu.applied([&main("products")]).is_none());
     }
 }

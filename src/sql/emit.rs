@@ -136,8 +136,11 @@ pub fn tables_read(plan: &RequestPlan) -> Vec<&crate::model::TableRef> {
     out
 }
 
+/// Row filters by table, parsed for the dialect.
+type RowFilters = HashMap<crate::model::TableRef, Arc<sqlparser::ast::Expr>>;
+
 /// The row filters of the tables `plan` reads, parsed for `dialect`.
-fn parse_rows(plan: &RequestPlan, dialect: &'static Dialect, filters: Option<&dyn super::TableFilters>) -> Result<Arc<HashMap<crate::model::TableRef, Arc<sqlparser::ast::Expr>>>, Unsupported> {
+fn parse_rows(plan: &RequestPlan, dialect: &'static Dialect, filters: Option<&dyn super::TableFilters>) -> Result<Arc<RowFilters>, Unsupported> {
     let mut rows = HashMap::new();
     let Some(filters) = filters else { return Ok(Arc::new(rows)) };
     for t in tables_read(plan) {
@@ -916,7 +919,7 @@ struct Emitter<'p> {
     computed: HashMap<&'p str, Arc<sqlparser::ast::Expr>>,
     /// Row filters by table (`TableFilters`), parsed for the dialect; a
     /// table without one is read whole.
-    rows: Arc<HashMap<crate::model::TableRef, Arc<sqlparser::ast::Expr>>>,
+    rows: Arc<RowFilters>,
 }
 
 /// Parses every computed column the plan reads, for `dialect`: one that

@@ -389,7 +389,7 @@ impl Session {
         if let (Some(r), Some(catalog)) = (scoped.rows.clone(), scoped.catalog.as_mut()) {
             // A restricted table's statistics (row count, min, max) are of
             // every row: the metadata tools do not show them to these roles.
-            for (_, t) in catalog.tables.iter_mut().filter(|(k, _)| r.table_by_key(k).is_some()) {
+            for t in catalog.tables.iter_mut().filter(|(k, _)| r.table_by_key(k).is_some()).map(|(_, t)| t) {
                 t.row_count = None;
                 for c in &mut t.columns {
                     c.stats = None;
