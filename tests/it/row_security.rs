@@ -217,6 +217,13 @@ fn query_sql_reads_every_table_that_reaches_the_store_through_the_filter() {
     let all = scalar(&q(&fin, "SELECT count(*) FROM main.orders"));
     assert_eq!(all, num(&hand("SELECT count(*) FROM main.orders")[0][0]));
     assert!(all > scalar(&q(&eu, "SELECT count(*) FROM main.orders")));
+    // The catalog's whole-table statistics are not shown for a restricted table.
+    let row_count = |p: &Principal, table: &str| {
+        let env = call(&s, p, "list_tables", json!({"schema": "main"}));
+        env["data"]["items"].as_array().unwrap().iter().find(|t| t["qualified_name"] == table).unwrap()["row_count"].clone()
+    };
+    assert!(row_count(&fin, "main.orders").is_number(), "the catalog has row counts");
+    assert!(row_count(&eu, "main.orders").is_null() && row_count(&eu, "main.products").is_number());
     // Tools that read whole tables are refused to the filtered role.
     let env = call(&s, &eu, "sample_table", json!({"qualified_name": "main.orders"}));
     assert_eq!(env["error"]["kind"], "allowlist_violation", "{env}");
