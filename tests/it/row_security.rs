@@ -225,6 +225,7 @@ fn query_sql_reads_every_table_that_reaches_the_store_through_the_filter() {
     assert!(row_count(&fin, "main.orders").is_number(), "the catalog has row counts");
     assert!(row_count(&eu, "main.orders").is_null() && row_count(&eu, "main.products").is_number());
     // Tools that read whole tables are refused to the filtered role.
+    assert!(!s.tool_allowed(Some(&eu), "sample_table") && s.tool_allowed(Some(&eu), "query_sql") && s.tool_allowed(Some(&fin), "sample_table"));
     let env = call(&s, &eu, "sample_table", json!({"qualified_name": "main.orders"}));
     assert_eq!(env["error"]["kind"], "allowlist_violation", "{env}");
     assert!(env["error"]["recovery"]["widening_hint"].as_str().unwrap().contains("row filters"), "{env}");

@@ -404,7 +404,11 @@ impl Session {
     /// Whether the caller may use `tool` (MCP's tools/list shows only those).
     pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
         match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
-            (Some(policy), Some(p)) => policy.check_tool(&p.roles, tool).is_ok(),
+            (Some(policy), Some(p)) => {
+                // A caller under row filters is refused the provider tools that read whole tables.
+                let whole_tables = provider::PROVIDER_TOOLS.contains(&tool) && !ROW_FILTERED_PROVIDER_TOOLS.contains(&tool);
+                policy.check_tool(&p.roles, tool).is_ok() && !(whole_tables && self.project_for(Some(p)).rows.is_some())
+            }
             _ => true,
         }
     }
