@@ -173,7 +173,7 @@ impl RowRestriction {
     /// sees everything, and so does a caller holding it.
     pub fn of(decls: &[RowFilterDecl], policy_roles: &BTreeSet<String>, roles: &[String], model: &SemanticModel) -> Option<RowRestriction> {
         let held: BTreeSet<&String> = roles.iter().filter(|r| policy_roles.contains(*r)).collect();
-        if held.is_empty() || held.iter().any(|r| !decls.iter().any(|d| &&d.role == r)) {
+        if held.is_empty() || held.iter().any(|r| !decls.iter().any(|d| d.role == **r)) {
             return None;
         }
         let filters: Vec<RowFilterDecl> = decls.iter().filter(|d| held.contains(&d.role)).cloned().collect();
@@ -183,7 +183,7 @@ impl RowRestriction {
             let mut open = false;
             for role in &held {
                 let mut conj = Vec::new();
-                for (i, f) in filters.iter().enumerate().filter(|(_, f)| &&f.role == role) {
+                for (i, f) in filters.iter().enumerate().filter(|(_, f)| f.role == **role) {
                     for steps in paths(model, name, &f.entity) {
                         conj.push(PathCond { steps, filter: i });
                     }
