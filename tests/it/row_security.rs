@@ -206,6 +206,11 @@ fn query_sql_reads_every_table_that_reaches_the_store_through_the_filter() {
         }
         assert!(env["data"]["policy_applied"]["row_filters"][0]["where"] == EU, "{sql}: {env}");
     }
+    // With a time range: the period and the filter both hold.
+    let env = call(&s, &eu, "query_sql", json!({"sql": "SELECT count(*) FROM main.orders", "time_range": {"start": "2024-01-01", "end": "2024-07-01", "column": "orders.ordered_at"}}));
+    let theirs = hand(&format!("SELECT count(*) FROM ({eu_orders}) WHERE ordered_at >= TIMESTAMP '2024-01-01' AND ordered_at < TIMESTAMP '2024-07-01'"));
+    assert_eq!(scalar(&env), num(&theirs[0][0]), "{env}");
+    assert!(scalar(&env) < scalar(&q(&eu, "SELECT count(*) FROM main.orders")), "the period narrows: {env}");
     // The store rows shown are only European ones.
     let env = q(&eu, "SELECT DISTINCT region_id FROM main.stores ORDER BY 1");
     assert_eq!(rows(&env).iter().map(|r| num(&r[0]) as i64).collect::<Vec<_>>(), vec![2, 3, 4, 5, 6, 7], "{env}");
