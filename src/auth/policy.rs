@@ -184,6 +184,14 @@ impl AccessPolicy {
         &self.row_filters
     }
 
+    /// Whether `roles` read through row filters: each of them the policy
+    /// lists has some (a role without any reads every row, and so does its
+    /// holder). Cheap: the restriction itself is `row_restriction`.
+    pub fn row_filtered(&self, roles: &[String]) -> bool {
+        let mut held = roles.iter().filter(|r| self.roles.contains_key(*r)).peekable();
+        held.peek().is_some() && held.all(|r| self.row_filters.iter().any(|d| d.role == *r))
+    }
+
     /// The rows `roles` may read (`None`: every row).
     pub fn row_restriction(&self, roles: &[String], model: &crate::model::SemanticModel) -> Option<RowRestriction> {
         let names: BTreeSet<String> = self.roles.keys().cloned().collect();

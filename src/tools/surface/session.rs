@@ -359,9 +359,7 @@ impl Session {
         let base = self.project();
         let (Some(policy), Some(p)) = (&self.policy, principal) else { return base };
         let visible = policy.visible_metrics(&p.roles);
-        // Roles with row filters read every table through them.
-        let rows = policy.row_restriction(&p.roles, &base.model);
-        if visible.is_none() && rows.is_none() {
+        if visible.is_none() && !policy.row_filtered(&p.roles) {
             return base;
         }
         let mut key = p.roles.clone();
@@ -372,6 +370,8 @@ impl Session {
                 return scoped.clone();
             }
         }
+        // Roles with row filters read every table through them.
+        let rows = policy.row_restriction(&p.roles, &base.model);
         let scoped = match visible.map(|v| scope_project(&base, &v)) {
             None => (*base).clone(),
             Some(Ok(p)) => p,
@@ -625,7 +625,6 @@ fn row_filtered_refusal(tool: &str) -> Envelope {
 
 /// The project's access policy, checked against its tools and metrics, and
 /// its row filters against the model.
-
 fn load_policy(project: &Project) -> Result<Option<AccessPolicy>, SessionError> {
     let model = &project.model;
     let metrics: std::collections::BTreeSet<String> = model.metrics.keys().chain(model.derived.keys()).chain(model.queries.keys()).cloned().collect();
