@@ -15,6 +15,10 @@ pub struct Project {
     /// Checked: the planner accepts nothing else.
     pub model: CheckedModel,
     pub catalog: Option<Catalog>,
+    /// The rows the caller this project was scoped to may read (row-level
+    /// security, `auth::row_filter`): every query through the tools reads
+    /// each table through it. `None`: every row (the project as opened).
+    pub rows: Option<std::sync::Arc<crate::auth::row_filter::RowRestriction>>,
 }
 
 impl Project {
@@ -42,7 +46,7 @@ impl Project {
         if !diags.is_empty() {
             return Err(diags);
         }
-        Ok(Project { dir, model: CheckedModel::new(model)?, catalog: None })
+        Ok(Project { dir, model: CheckedModel::new(model)?, catalog: None, rows: None })
     }
 
     /// Builds a project from a model already loaded, overlaying `catalog`.
@@ -53,7 +57,7 @@ impl Project {
                 return Err(diags);
             }
         }
-        Ok(Project { dir, model: CheckedModel::new(model)?, catalog })
+        Ok(Project { dir, model: CheckedModel::new(model)?, catalog, rows: None })
     }
 
     /// Replaces the catalog (after an engine introspected the source) and

@@ -18,6 +18,7 @@
 pub mod jwt;
 pub mod keys;
 pub mod policy;
+pub mod row_filter;
 
 use std::fmt;
 

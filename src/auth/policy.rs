@@ -9,6 +9,8 @@
 //!   analyst:
 //!     tools: [list_metrics, describe_entity, get_metric]   # absent: every tool
 //!     metrics: [order_count, revenue]                      # absent: every metric
+//!   eu_sales:
+//!     row_filters: [{entity: store, where: "region_id = 3"}]  # auth::row_filter
 //!   finance: {}                                            # everything
 //! ```
 //!
@@ -28,6 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::row_filter::{RowFilterDecl, RowRestriction};
 use crate::model::yaml::{parse_documents, Reader};
 use crate::model::{close_matches, Diagnostic, Diagnostics};
 
@@ -44,6 +47,8 @@ pub struct RoleGrant {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessPolicy {
     roles: BTreeMap<String, RoleGrant>,
+    /// Each role's `row_filters` (`auth::row_filter`), in file order.
+    row_filters: Vec<RowFilterDecl>,
 }
 
 /// Why a call is outside the caller's grants, and which role would allow it.
@@ -74,6 +79,7 @@ impl AccessPolicy {
         let mut diags = Diagnostics::default();
         let docs = parse_documents(file, text, &mut diags);
         let mut roles = BTreeMap::new();
+        let mut row_filters = Vec::new();
         {
             let mut r = Reader { file: file.to_path_buf(), diags: &mut diags, key_lines: BTreeMap::new() };
             match docs.as_slice() {
@@ -91,7 +97,7 @@ impl AccessPolicy {
                                         r.error(g.line, &path, "a role name is an identifier (letters, digits, _)");
                                         continue;
                                     }
-                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics"], &[]) else { continue };
+                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics", "row_filters"], &[]) else { continue };
                                     let mut grant = RoleGrant::default();
                                     for (key, known) in [("tools", tools.iter().map(|t| t.to_string()).collect::<BTreeSet<_>>()), ("metrics", metrics.clone())] {
                                         let Some(lf) = gm.get(key) else { continue };
@@ -112,6 +118,9 @@ impl AccessPolicy {
                                             grant.metrics = Some(set);
                                         }
                                     }
+                                    if let Some(lf) = gm.get("row_filters") {
+                                        row_filters.extend(read_row_filters(&mut r, name, lf, &gm.key_path("row_filters")));
+                                    }
                                     roles.insert(name.clone(), grant);
                                 }
                             }
@@ -124,7 +133,7 @@ impl AccessPolicy {
             }
         }
         if diags.is_empty() {
-            Ok(AccessPolicy { roles })
+            Ok(AccessPolicy { roles, row_filters })
         } else {
             Err(diags)
         }
@@ -166,6 +175,43 @@ impl AccessPolicy {
         }
         Some(out)
     }
+}
+
+impl AccessPolicy {
+    /// Every role's row filters, in file order (checked against the model
+    /// by `row_filter::check`).
+    pub fn row_filters(&self) -> &[RowFilterDecl] {
+        &self.row_filters
+    }
+
+    /// Whether `roles` read through row filters: each of them the policy
+    /// lists has some (a role without any reads every row, and so does its
+    /// holder). Cheap: the restriction itself is `row_restriction`.
+    pub fn row_filtered(&self, roles: &[String]) -> bool {
+        let mut held = roles.iter().filter(|r| self.roles.contains_key(*r)).peekable();
+        held.peek().is_some() && held.all(|r| self.row_filters.iter().any(|d| d.role == *r))
+    }
+
+    /// The rows `roles` may read (`None`: every row).
+    pub fn row_restriction(&self, roles: &[String], model: &crate::model::SemanticModel) -> Option<RowRestriction> {
+        let names: BTreeSet<String> = self.roles.keys().cloned().collect();
+        RowRestriction::of(&self.row_filters, &names, roles, model)
+    }
+}
+
+/// `row_filters: [{entity: store, where: "region_id = 1"}, ...]` of one role.
+fn read_row_filters(r: &mut Reader<'_>, role: &str, field: crate::model::yaml::Field<'_>, path: &str) -> Vec<RowFilterDecl> {
+    let mut out = Vec::new();
+    for (ip, item) in r.list(field, path).unwrap_or_default() {
+        let Some(m) = r.mapping(item.node, &ip, &["entity", "where"], &["entity", "where"]) else { continue };
+        let (Some(ef), Some(wf)) = (m.get("entity"), m.get("where")) else { continue };
+        let entity = r.string(ef, &m.key_path("entity"));
+        let condition = r.string(wf, &m.key_path("where"));
+        if let (Some(entity), Some(condition)) = (entity, condition) {
+            out.push(RowFilterDecl { role: role.to_string(), entity, condition, line: ef.line, where_line: wf.line, key: ip });
+        }
+    }
+    out
 }
 
 impl Denied {
@@ -226,5 +272,16 @@ mod tests {
         assert!(d.contains("access_policy.yaml:4: key `roles.analyst.tool`: unknown key"), "{d}");
         assert!(d.contains("access_policy.yaml:5: key `roles.analyst.metrics[0]`: unknown metric `revenu`") && d.contains("revenue"), "{d}");
         assert!(d.contains("access_policy.yaml:7") && d.contains("unknown tool `query_sqll`"), "{d}");
+    }
+
+    #[test]
+    fn row_filters_are_read_strictly() {
+        let p = parse("version: 1\nroles:\n  eu:\n    row_filters:\n      - {entity: store, where: \"region_id = 3\"}\n").unwrap();
+        assert_eq!(p.row_filters().len(), 1);
+        assert_eq!((p.row_filters()[0].entity.as_str(), p.row_filters()[0].condition.as_str(), p.row_filters()[0].where_line), ("store", "region_id = 3", 5));
+        let d = parse("version: 1\nroles:\n  eu:\n    row_filters:\n      - {entity: store, when: x}\n    row_filter: []\n").unwrap_err().to_string();
+        assert!(d.contains("access_policy.yaml:5") && d.contains("roles.eu.row_filters[0].when") && d.contains("unknown key"), "{d}");
+        assert!(d.contains("roles.eu.row_filters[0].where"), "the missing key is named: {d}");
+        assert!(d.contains("access_policy.yaml:6") && d.contains("roles.eu.row_filter"), "{d}");
     }
 }

@@ -195,7 +195,7 @@ impl ServerHandler for SchemaBrainServer {
         let uri = request.uri.clone();
         // Samples read the engine: off the reactor, like tool calls.
         let read = tokio::task::spawn_blocking(move || {
-            let read = session.with_provider(&client, &Cancel::never(), |ctx| resources::read(ctx, &uri));
+            let read = session.with_provider_for(&client, principal.as_ref(), &Cancel::never(), |ctx| resources::read(ctx, &uri));
             // Samples are data: every read is audited, answered or not.
             let outcome = match &read {
                 Ok(_) => Ok(()),

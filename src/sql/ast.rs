@@ -399,14 +399,15 @@ pub fn derived<'a>(query: Query<'a>, alias: impl Into<Name<'a>>) -> Relation<'a>
     Relation::Derived(Box::new(query), alias.into())
 }
 
-/// `(SELECT t.*, e1 AS c1, … FROM schema.table AS t) AS alias`: a table
-/// with computed columns added, each expression reading the table's own
-/// columns unqualified.
-pub fn table_with_columns<'a>(schema: &'a str, table: &'a str, alias: &'a str, computed: impl Iterator<Item = (Expr<'a>, &'a str)>) -> Relation<'a> {
+/// `(SELECT t.*, e1 AS c1, … FROM schema.table AS t [WHERE filter]) AS
+/// alias`: a table with computed columns added, each expression reading the
+/// table's own columns unqualified, and only the rows `filter` (over the same
+/// columns) keeps.
+pub fn table_with_columns<'a>(schema: &'a str, table: &'a str, alias: &'a str, computed: impl Iterator<Item = (Expr<'a>, &'a str)>, filter: Option<Expr<'a>>) -> Relation<'a> {
     const INNER: &str = "sb_c";
     let mut projection = vec![Item::Wildcard(Name::Str(INNER))];
     projection.extend(computed.map(|(e, name)| aliased(e, name)));
-    let q = query(Select { projection, ..Select::from(self::table(schema, table, INNER)) });
+    let q = query(Select { projection, selection: filter, ..Select::from(self::table(schema, table, INNER)) });
     derived(q, alias)
 }
 

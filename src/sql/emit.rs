@@ -110,8 +110,50 @@ pub fn emit(plan: &RequestPlan, dialect: &'static Dialect) -> Result<CompiledSql
     lower(plan, dialect).map(Lowered::into_compiled)
 }
 
+/// [`emit`], each table read through `filters`.
+pub fn emit_filtered(plan: &RequestPlan, dialect: &'static Dialect, filters: Option<&dyn super::TableFilters>) -> Result<CompiledSql, Unsupported> {
+    lower_filtered(plan, dialect, filters).map(Lowered::into_compiled)
+}
+
 /// Lowers `plan` for `dialect` to an AST with its bound parameters.
 pub fn lower<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<Lowered<'p>, Unsupported> {
+    lower_filtered(plan, dialect, None)
+}
+
+/// Every table `plan` reads (its metric filters' plans too), the time
+/// spine aside (a calendar, not data anyone's rows are in).
+pub fn tables_read(plan: &RequestPlan) -> Vec<&crate::model::TableRef> {
+    let mut out: Vec<&crate::model::TableRef> = Vec::new();
+    for c in &plan.components {
+        let relations = std::iter::once(&c.anchor).chain(c.joins.iter().map(|j| &j.to)).chain(c.semi_joins.iter().flat_map(|s| s.steps.iter().map(|j| &j.to)));
+        out.extend(relations.map(|r| &r.table).chain(c.conversion.iter().map(|k| &k.table)));
+        for inner in c.all_filters().filter_map(|f| f.by_metric.as_deref()) {
+            out.extend(tables_read(inner));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Row filters by table, parsed for the dialect.
+type RowFilters = HashMap<crate::model::TableRef, Arc<sqlparser::ast::Expr>>;
+
+/// The row filters of the tables `plan` reads, parsed for `dialect`.
+fn parse_rows(plan: &RequestPlan, dialect: &'static Dialect, filters: Option<&dyn super::TableFilters>) -> Result<Arc<RowFilters>, Unsupported> {
+    let mut rows = HashMap::new();
+    let Some(filters) = filters else { return Ok(Arc::new(rows)) };
+    for t in tables_read(plan) {
+        let Some(sql) = filters.condition(t, dialect.quote) else { continue };
+        let e = super::build::parse_expression(&sql, dialect)
+            .map_err(|why| Unsupported::new(dialect.name, format!("reading of `{t}` under its row filter (the filter is not one {} expression: {why})", dialect.name)))?;
+        rows.insert(t.clone(), e);
+    }
+    Ok(Arc::new(rows))
+}
+
+/// [`lower`], each table read through `filters`.
+pub fn lower_filtered<'p>(plan: &'p RequestPlan, dialect: &'static Dialect, filters: Option<&dyn super::TableFilters>) -> Result<Lowered<'p>, Unsupported> {
     if dialect.like == Like::Unsupported && plan.components.iter().flat_map(ComponentPlan::all_filters).any(|f| matches!(f.op, FilterOp::Like | FilterOp::NotLike)) {
         return Err(Unsupported::new(dialect.name, "case-sensitive LIKE"));
     }
@@ -123,7 +165,8 @@ pub fn lower<'p>(plan: &'p RequestPlan, dialect: &'static Dialect) -> Result<Low
             return Err(Unsupported::new(dialect.name, "metric filter on a metric answered in parts (its CTEs would stand inside a subquery, where a WITH cannot)"));
         }
     }
-    let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)? };
+    let rows = parse_rows(plan, dialect, filters)?;
+    let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)?, rows };
     let query = answer(&mut e)?;
     Ok(Lowered { query, params: e.params, dialect, limit: plan.limit })
 }
@@ -874,6 +917,9 @@ struct Emitter<'p> {
     plan: &'p RequestPlan,
     /// Computed columns' expressions by their SQL text, parsed for the dialect.
     computed: HashMap<&'p str, Arc<sqlparser::ast::Expr>>,
+    /// Row filters by table (`TableFilters`), parsed for the dialect; a
+    /// table without one is read whole.
+    rows: Arc<RowFilters>,
 }
 
 /// Parses every computed column the plan reads, for `dialect`: one that
@@ -969,13 +1015,15 @@ impl<'p> Emitter<'p> {
     }
 
     /// The table under `alias`, with its computed columns when it has some.
+    /// A row-filtered table is read through its filter (`TableFilters`).
     fn table(&self, t: &'p crate::model::TableRef, alias: &'p str, computed: &'p [(String, String)]) -> Relation<'p> {
-        if computed.is_empty() {
+        let filter = self.rows.get(t).map(|e| Expr::Foreign(Arc::clone(e)));
+        if computed.is_empty() && filter.is_none() {
             return ast::table(&t.schema, &t.table, alias);
         }
         // Every expression was parsed up front (`parse_computed`).
         let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (Expr::Foreign(Arc::clone(e)), name.as_str())));
-        ast::table_with_columns(&t.schema, &t.table, alias, columns)
+        ast::table_with_columns(&t.schema, &t.table, alias, columns, filter)
     }
 
     fn on(&self, j: &'p JoinStep) -> Expr<'p> {
@@ -1332,7 +1380,7 @@ impl<'p> Emitter<'p> {
         let (Some(key), Some(value)) = (inner.group_by.first(), inner.outputs.first()) else { return constant(false) };
         // (`lower` wrote the inner plan once already: these succeed.)
         let computed = parse_computed(inner, self.dialect).unwrap_or_default();
-        let mut e = Emitter { dialect: self.dialect, params: std::mem::take(&mut self.params), plan: inner, computed };
+        let mut e = Emitter { dialect: self.dialect, params: std::mem::take(&mut self.params), plan: inner, computed, rows: Arc::clone(&self.rows) };
         let body = answer(&mut e);
         self.params = e.params;
         let Ok(mut body) = body else { return constant(false) };

@@ -18,9 +18,19 @@ mod oracle;
 mod render;
 
 pub use dialect::{Buckets, Dialect, LimitStyle, Median, NullSafeEq, NullsLast, Percentile, Placeholders};
-pub use emit::{emit, lower, Lowered, Unsupported};
+pub use emit::{emit, emit_filtered, lower, lower_filtered, tables_read, Lowered, Unsupported};
 
 use crate::ir::Value;
+
+/// Row filters the lowering applies to the tables it reads (the caller's
+/// row-level security, `auth::row_filter`): each read of a restricted table
+/// becomes `(SELECT * FROM table WHERE condition) AS alias`, so the
+/// condition holds before any join or filter of the request.
+pub trait TableFilters {
+    /// The condition on `table`'s own columns (unqualified, identifiers
+    /// quoted with `quote`); `None`: every row.
+    fn condition(&self, table: &crate::model::TableRef, quote: char) -> Option<String>;
+}
 
 /// SQL text with its parameters in placeholder order.
 #[derive(Clone, Debug, PartialEq)]

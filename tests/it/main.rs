@@ -42,6 +42,8 @@ mod soak;
 mod mcp_http;
 // Authenticated HTTP: bearer tokens and API keys, 401 and resource metadata, the audit's principal.
 mod mcp_auth;
+// Row-level security per role: row filters through get_metric and query_sql against hand-written SQL.
+mod row_security;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.
 mod audit;
 // Search: the golden question set and Recall@k.

@@ -307,13 +307,34 @@ fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> 
         Some(r) => range_targets(ctx, catalog, c, r).map_err(Envelope::error)?,
         None => Vec::new(),
     };
+    if ctx.project.rows.is_some() {
+        // A table no entity binds (a view, a copy) may hold restricted rows
+        // the filters cannot see: a caller under row filters reads the
+        // model's tables only.
+        let bound = |k: &String| ctx.project.model.entities.values().any(|e| e.table.to_string().eq_ignore_ascii_case(k));
+        if let Some(other) = c.tables.iter().find(|k| !bound(k)) {
+            return Err(Envelope::refused(ToolError::refusal(
+                RefusalKind::AllowlistViolation,
+                format!("`{other}` is not a table of the semantic model, and the caller's row filters can only restrict the model's tables; read the model's tables (list_entities names them)"),
+                Recovery::call("list_entities", json!({})),
+                Vec::new(),
+            )
+            .with_widening_hint("a role without row filters (access_policy.yaml) reads every table: ask an operator for one".to_string())));
+        }
+    }
     let mut views: BTreeMap<String, views::TableView> = BTreeMap::new();
     for key in &c.tables {
         let Some(info) = catalog.tables.get(key) else { continue };
         let masks = c.masked.get(key).map(Vec::as_slice).unwrap_or_default();
-        let filter = match (range, targets.iter().find(|(k, _)| k == key)) {
+        let period = match (range, targets.iter().find(|(k, _)| k == key)) {
             (Some(r), Some((_, col))) => Some(inspect::range_condition(ctx.project, info, col, r, dialect).map_err(Envelope::error)?),
             _ => None,
+        };
+        // The caller's row filter (row-level security) holds with the period.
+        let rows = row_table(ctx, key).and_then(|(r, t)| r.condition(t, dialect.quote));
+        let filter = match (period, rows) {
+            (Some(p), Some(r)) => Some(format!("({p}) AND ({r})")),
+            (p, r) => p.or(r),
         };
         if masks.is_empty() && filter.is_none() {
             continue;
@@ -337,11 +358,24 @@ fn viewed(ctx: &ProviderContext<'_>, c: &Checked, range: Option<&TimeRange>) -> 
         .masks()
         .map(|m| json!({"column": m.shown, "method": m.method.as_str()}))
         .collect();
-    let policy_applied = (!masked.is_empty()).then(|| json!({"policy_id": POLICY_ID, "masked": masked}));
+    let mut policy_applied = (!masked.is_empty()).then(|| json!({"policy_id": POLICY_ID, "masked": masked}));
+    let restricted = c.tables.iter().filter_map(|k| row_table(ctx, k).map(|(_, t)| t));
+    if let Some(applied) = ctx.project.rows.as_ref().and_then(|r| r.applied(restricted)) {
+        let mut p = policy_applied.unwrap_or_else(|| json!({}));
+        crate::json::set(&mut p, "row_filters", applied);
+        policy_applied = Some(p);
+    }
     let mut statement = c.statement.clone();
     views::read_through(&mut statement, catalog, &views, &c.dialect).map_err(refusal)?;
     let sql = statement.to_string();
     Ok(Viewed { statement, sql, policy_applied, time_range })
+}
+
+/// The caller's row restriction and the restricted table whose catalog key
+/// is `key`, when that table is restricted.
+fn row_table<'c>(ctx: &'c ProviderContext<'_>, key: &str) -> Option<(&'c crate::auth::row_filter::RowRestriction, &'c crate::model::TableRef)> {
+    let r = ctx.project.rows.as_deref()?;
+    r.table_by_key(key).map(|t| (r, t))
 }
 
 /// The tables a query_sql `time_range` restricts, with their column.

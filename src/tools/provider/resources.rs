@@ -80,6 +80,10 @@ pub fn read(ctx: &ProviderContext<'_>, uri: &str) -> Result<String, ReadError> {
         }
         ["samples", c, schema, table] => {
             catalog_ok(c)?;
+            if ctx.project.rows.is_some() {
+                // Samples read whole tables; row filters restrict query_sql's reads.
+                return Err(ReadError::Failed("samples read whole tables, and the caller's roles read rows only through their row filters (query_sql applies them)".to_string()));
+            }
             let args = super::inspect::SampleArgs { qualified_name: format!("{schema}.{table}"), rows: Some(10), time_range: None };
             data_of(super::inspect::sample_table(ctx, &args))?
         }

@@ -92,7 +92,9 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         Ok(p) => p,
         Err(issue) => return issue_envelope(project, args, &issue),
     };
-    let lowered = match sql::lower(&plan, dialect) {
+    // The caller's row filters stand on every table the SQL reads.
+    let rows = project.rows.as_deref().map(|r| r as &dyn sql::TableFilters);
+    let lowered = match sql::lower_filtered(&plan, dialect, rows) {
         Ok(l) => l,
         Err(sql::Unsupported { model_expression: Some(column), dialect, feature }) => {
             // The model's own SQL is at fault: no dialect of the request fixes it.
@@ -176,6 +178,9 @@ pub fn get_metric(project: &Project, args: &GetMetricArgs, execution: Execution<
         ));
     }
     let mut env_data_extra = Vec::new();
+    if let Some(applied) = project.rows.as_ref().and_then(|r| r.applied(sql::tables_read(&plan))) {
+        env_data_extra.push(("policy_applied", json!({"row_filters": applied})));
+    }
     if let Some(v) = validation {
         env_data_extra.push(("validation", v));
     }
@@ -207,7 +212,7 @@ fn validate(project: &Project, plan: &RequestPlan, compiled: &CompiledSql) -> Re
             return Ok(compiled.clone());
         }
         let dialect = Dialect::from_name(name).map_err(|e| e.to_string())?;
-        sql::emit(plan, dialect).map_err(|u| u.to_string())
+        sql::emit_filtered(plan, dialect, project.rows.as_deref().map(|r| r as &dyn sql::TableFilters)).map_err(|u| u.to_string())
     };
     let mut checks = Vec::new();
     let mut rejected = Vec::new();

@@ -285,7 +285,7 @@ impl Session {
             return record(open);
         }
         if provider::PROVIDER_TOOLS.contains(&tool) {
-            let env = self.call_provider(client, tool, args, cancel);
+            let env = self.call_provider(client, restricted, tool, args, cancel);
             let env = self.retries.observe(client, tool, args, env);
             return record(env);
         }
@@ -358,7 +358,10 @@ impl Session {
     fn project_for(&self, principal: Option<&Principal>) -> Arc<Project> {
         let base = self.project();
         let (Some(policy), Some(p)) = (&self.policy, principal) else { return base };
-        let Some(visible) = policy.visible_metrics(&p.roles) else { return base };
+        let visible = policy.visible_metrics(&p.roles);
+        if visible.is_none() && !policy.row_filtered(&p.roles) {
+            return base;
+        }
         let mut key = p.roles.clone();
         key.sort();
         let mut cache = self.scoped.lock().unwrap_or_else(|e| e.into_inner());
@@ -367,18 +370,33 @@ impl Session {
                 return scoped.clone();
             }
         }
-        let scoped = match scope_project(&base, &visible) {
-            Ok(p) => Arc::new(p),
-            Err(d) => {
+        // Roles with row filters read every table through them.
+        let rows = policy.row_restriction(&p.roles, &base.model);
+        let scoped = match visible.map(|v| scope_project(&base, &v)) {
+            None => (*base).clone(),
+            Some(Ok(p)) => p,
+            Some(Err(d)) => {
                 // Removing metrics keeps a checked model valid, so this is not
                 // expected; the roles then see no metric at all.
                 tracing::error!("the model scoped to roles {key:?} does not check; they see no metric:\n{d}");
                 match scope_project(&base, &Default::default()) {
-                    Ok(p) => Arc::new(p),
-                    Err(_) => base.clone(),
+                    Ok(p) => p,
+                    Err(_) => (*base).clone(),
                 }
             }
         };
+        let mut scoped = Project { rows: rows.map(Arc::new), ..scoped };
+        if let (Some(r), Some(catalog)) = (scoped.rows.clone(), scoped.catalog.as_mut()) {
+            // A restricted table's statistics (row count, min, max) are of
+            // every row: the metadata tools do not show them to these roles.
+            for t in catalog.tables.iter_mut().filter(|(k, _)| r.table_by_key(k).is_some()).map(|(_, t)| t) {
+                t.row_count = None;
+                for c in &mut t.columns {
+                    c.stats = None;
+                }
+            }
+        }
+        let scoped = Arc::new(scoped);
         cache.insert(key, (base, scoped.clone()));
         scoped
     }
@@ -386,7 +404,11 @@ impl Session {
     /// Whether the caller may use `tool` (MCP's tools/list shows only those).
     pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
         match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
-            (Some(policy), Some(p)) => policy.check_tool(&p.roles, tool).is_ok(),
+            (Some(policy), Some(p)) => {
+                // A caller under row filters is refused the provider tools that read whole tables.
+                let whole_tables = provider::PROVIDER_TOOLS.contains(&tool) && !ROW_FILTERED_PROVIDER_TOOLS.contains(&tool);
+                policy.check_tool(&p.roles, tool).is_ok() && !(whole_tables && self.project_for(Some(p)).rows.is_some())
+            }
             _ => true,
         }
     }
@@ -394,7 +416,13 @@ impl Session {
     /// Runs `f` with the provider tools' context for `client` (MCP resources
     /// read through it, so they show nothing a tool would not).
     pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
-        let project = self.project();
+        self.with_provider_for(client, None, cancel, f)
+    }
+
+    /// [`Session::with_provider`] for `principal`: the project as its roles
+    /// may see it (their row filters; the local user is not restricted).
+    pub fn with_provider_for<R>(&self, client: &str, principal: Option<&Principal>, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
+        let project = self.project_for(principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER));
         let ctx = provider::ProviderContext {
             project: &project,
             engine: self.engine.as_deref(),
@@ -407,7 +435,7 @@ impl Session {
         f(&ctx)
     }
 
-    fn call_provider(&self, client: &str, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
+    fn call_provider(&self, client: &str, principal: Option<&Principal>, tool: &str, args: &Json, cancel: &Cancel) -> Envelope {
         if !self.toolsets.provider {
             let env = Envelope::error(ToolError::new(
                 FailureKind::MalformedName,
@@ -416,7 +444,12 @@ impl Session {
             ));
             return next::attach(tool, args, env);
         }
-        let env = self.with_provider(client, cancel, |ctx| surface::invoke_provider(ctx, tool, args));
+        let env = self.with_provider_for(client, principal, cancel, |ctx| {
+            if ctx.project.rows.is_some() && !ROW_FILTERED_PROVIDER_TOOLS.contains(&tool) {
+                return row_filtered_refusal(tool);
+            }
+            surface::invoke_provider(ctx, tool, args)
+        });
         if provider::WRITE_TOOLS.contains(&tool) && env.status() == Status::Success {
             self.refresh_after_write();
         }
@@ -577,12 +610,31 @@ impl Session {
     }
 }
 
-/// The project's access policy, checked against its tools and metrics.
+/// The provider tools a caller under row filters may use: the catalog's
+/// metadata, and free SQL, which reads each table through the filters. The
+/// others read or copy whole tables (samples, statistics, profiles, views).
+const ROW_FILTERED_PROVIDER_TOOLS: [&str; 5] = ["list_schemas", "list_tables", "get_table_schema", "query_sql", "explain_sql"];
+
+fn row_filtered_refusal(tool: &str) -> Envelope {
+    let message = format!("{tool} reads whole tables, and the caller's roles read rows only through their row filters; query_sql reads through them");
+    Envelope::refused(
+        ToolError::refusal(RefusalKind::AllowlistViolation, message, Recovery::none(), Vec::new())
+            .with_widening_hint(format!("a role without row filters ({}) may use {tool}: ask an operator for one", crate::auth::policy::POLICY_FILE)),
+    )
+}
+
+/// The project's access policy, checked against its tools and metrics, and
+/// its row filters against the model.
 fn load_policy(project: &Project) -> Result<Option<AccessPolicy>, SessionError> {
     let model = &project.model;
     let metrics: std::collections::BTreeSet<String> = model.metrics.keys().chain(model.derived.keys()).chain(model.queries.keys()).cloned().collect();
     let tools: Vec<&str> = semantic::TOOL_NAMES.iter().chain(provider::PROVIDER_TOOLS.iter()).copied().collect();
-    AccessPolicy::load(&project.dir, &tools, &metrics).map_err(SessionError::Policy)
+    let policy = AccessPolicy::load(&project.dir, &tools, &metrics).map_err(SessionError::Policy)?;
+    if let Some(p) = &policy {
+        let file = project.dir.join(crate::auth::policy::POLICY_FILE);
+        crate::auth::row_filter::check(&file, p.row_filters(), model).map_err(SessionError::Policy)?;
+    }
+    Ok(policy)
 }
 
 /// `base` with only the `visible` metrics and saved queries, plus the
@@ -602,7 +654,7 @@ fn scope_project(base: &Project, visible: &std::collections::BTreeSet<String>) -
     model.metrics.retain(|n, _| keep.contains(n));
     model.derived.retain(|n, _| keep.contains(n));
     model.queries.retain(|n, q| visible.contains(n) && q.metrics.iter().all(|m| keep.contains(m)));
-    Ok(Project { dir: base.dir.clone(), model: crate::model::CheckedModel::new(model)?, catalog: base.catalog.clone() })
+    Ok(Project { dir: base.dir.clone(), model: crate::model::CheckedModel::new(model)?, catalog: base.catalog.clone(), rows: None })
 }
 
 /// A caller as the audit keeps it: issuer and subject, no credential, no roles.
