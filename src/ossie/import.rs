@@ -137,8 +137,18 @@ fn clean(v: &Json) -> Json {
     }
 }
 
+/// `v` as YAML flow text: JSON with a space after every `:` and `,`
+/// (strings JSON-quoted, which YAML reads the same).
+fn flow(v: &Json) -> String {
+    match v {
+        Json::Object(o) => format!("{{{}}}", o.iter().map(|(k, v)| format!("{}: {}", q(k), flow(v))).collect::<Vec<_>>().join(", ")),
+        Json::Array(a) => format!("[{}]", a.iter().map(flow).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
+}
+
 /// A definition file: `version: 1`, then each key with its value as
-/// JSON flow text (valid YAML), one key per line.
+/// flow text, one key per line.
 fn file_text(doc: &Map<String, Json>) -> String {
     let mut text = String::from("version: 1\n");
     for (k, v) in doc {
@@ -146,7 +156,7 @@ fn file_text(doc: &Map<String, Json>) -> String {
             continue;
         }
         let key = if k == "on" { "\"on\"".to_string() } else { k.clone() };
-        text.push_str(&format!("{key}: {v}\n"));
+        text.push_str(&format!("{key}: {}\n", flow(v)));
     }
     text
 }
