@@ -128,15 +128,6 @@ fn extensions_of(v: &Json, item: &str, kept: &mut Extensions, problems: &mut Vec
     ours
 }
 
-/// A JSON value without the reader's `__line` keys.
-fn clean(v: &Json) -> Json {
-    match v {
-        Json::Object(o) => Json::Object(o.iter().filter(|(k, _)| k.as_str() != "__line").map(|(k, v)| (k.clone(), clean(v))).collect()),
-        Json::Array(a) => Json::Array(a.iter().map(clean).collect()),
-        other => other.clone(),
-    }
-}
-
 /// `v` as YAML flow text: JSON with a space after every `:` and `,`
 /// (strings JSON-quoted, which YAML reads the same).
 fn flow(v: &Json) -> String {
@@ -722,7 +713,7 @@ fn drop_what_does_not_load(out: &mut Imported) {
         }
         for (rel, message) in bad {
             out.files.remove(&rel);
-            let (kind, rest) = rel.split_once('/').unwrap_or(("", &rel));
+            let (kind, rest) = rel.split_once('/').unwrap_or(("", rel.as_str()));
             let what = match kind {
                 "entities" => "dataset",
                 "joins" => "relationship",

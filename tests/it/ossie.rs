@@ -134,7 +134,7 @@ fn a_hand_written_ossie_model_answers_as_hand_written_sql() {
         (json!({"name": "large_orders", "group_by": ["orders.size_band"]}),
          "SELECT CASE WHEN amount >= 100 THEN 'large' ELSE 'small' END, COUNT(CASE WHEN amount >= 100 THEN id END) FROM main.orders GROUP BY 1"),
         (json!({"name": "customer_count", "time_grain": "year"}),
-         "SELECT date_trunc('year', signup_date), COUNT(DISTINCT id) FROM main.customers GROUP BY 1"),
+         "SELECT CAST(date_trunc('year', signup_date) AS DATE), COUNT(DISTINCT id) FROM main.customers GROUP BY 1"),
         (json!({"name": "median_item_price", "group_by": ["products.category"]}),
          "SELECT p.category, quantile_cont(i.unit_price, 0.5) FROM main.order_items i JOIN main.products p ON i.product_id = p.id GROUP BY 1"),
     ];
