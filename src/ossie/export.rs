@@ -212,11 +212,12 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
         }
         let mut exts = extra(&format!("metric {name}"));
         if let Some(doc) = metric_docs.get(name) {
-            let mut data = json!({"definition": without(doc, &["version", "name", "description"])});
+            let mut data = Map::new();
+            data.insert("definition".into(), Json::Object(without(doc, &["version", "name", "description"])));
             if !exact {
-                data["note"] = json!("The ANSI_SQL expression is the nearest aggregate; the definition (a time offset, window or conversion) is what schemabrain answers.");
+                data.insert("note".into(), json!("The ANSI_SQL expression is the nearest aggregate; the definition (a time offset, window or conversion) is what schemabrain answers."));
             }
-            exts.push(ours(data));
+            exts.push(ours(Json::Object(data)));
         }
         m.insert("custom_extensions".into(), Json::Array(exts));
         metrics.push(Json::Object(m));

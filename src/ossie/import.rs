@@ -303,7 +303,7 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
                             out.unmapped.push(Unmapped { item: fitem, reason: format!("its expression {p}") });
                             continue;
                         }
-                        if aggregate::idents(&sql).iter().any(|i| *i == fname) {
+                        if aggregate::idents(&sql).contains(&fname) {
                             out.unmapped.push(Unmapped {
                                 item: fitem,
                                 reason: "a computed field named like a column it reads (a computed column may not take a table column's name)".into(),
