@@ -215,7 +215,7 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
             let mut data = Map::new();
             data.insert("definition".into(), Json::Object(without(doc, &["version", "name", "description"])));
             if !exact {
-                data.insert("note".into(), json!("The ANSI_SQL expression is the nearest aggregate; the definition (a time offset, window or conversion) is what schemabrain answers."));
+                data.insert("note".into(), json!("The ANSI_SQL expression is the nearest aggregate (a filter as a CASE keeps the groups it empties, as NULL; a time offset, window or conversion is not said); the definition is what schemabrain answers."));
             }
             exts.push(ours(Json::Object(data)));
         }
@@ -328,10 +328,14 @@ fn measure_text(m: &Metric) -> Option<String> {
 fn metric_sql(model: &SemanticModel, name: &str) -> (String, bool) {
     if let Some(m) = model.metrics.get(name) {
         // A time-spine fill or a non-additive window is beyond one aggregate.
-        let exact = m.non_additive.is_none() && !m.join_to_timespine && m.fill_nulls_with.is_none();
+        // A filter written as a CASE keeps the groups it empties (NULL),
+        // where ours drops them: the values agree, the rows may not.
+        let filtered = !m.filters.is_empty() || !m.any_of.is_empty();
+        let exact = m.non_additive.is_none() && !m.join_to_timespine && m.fill_nulls_with.is_none() && !filtered;
         return (simple_sql(m, &[]), exact);
     }
     let Some(d) = model.derived.get(name) else { return ("NULL".into(), false) };
+    let inputs_exact = d.inputs.iter().all(|i| i.filters.is_empty() && metric_sql(model, &i.metric).1);
     let input_sql = |i: &crate::model::MetricInput| -> String {
         match model.metrics.get(&i.metric) {
             Some(m) => simple_sql(m, &i.filters),
@@ -340,12 +344,12 @@ fn metric_sql(model: &SemanticModel, name: &str) -> (String, bool) {
     };
     match d.kind {
         DerivedKind::Ratio => match d.inputs.as_slice() {
-            [n, den] => (format!("{} / NULLIF({}, 0)", input_sql(n), input_sql(den)), true),
+            [n, den] => (format!("{} / NULLIF({}, 0)", input_sql(n), input_sql(den)), inputs_exact),
             _ => ("NULL".into(), false),
         },
         DerivedKind::Derived => {
             let by_alias: BTreeMap<&str, String> = d.inputs.iter().map(|i| (i.alias.as_str(), input_sql(i))).collect();
-            let exact = d.inputs.iter().all(|i| i.offset.is_none());
+            let exact = inputs_exact && d.inputs.iter().all(|i| i.offset.is_none());
             let text = derived_text(d).unwrap_or_default();
             (substitute(&text, &by_alias), exact)
         }
