@@ -53,6 +53,7 @@ pub mod envelope;
 pub mod ir;
 pub mod json;
 pub mod model;
+pub mod ossie;
 pub mod pii;
 pub mod provider;
 pub mod plan;

@@ -55,11 +55,15 @@ pub enum Command {
         #[command(flatten)]
         request: RequestFlags,
     },
-    /// Copy the demo warehouse (or a project's DuckDB source) into Parquet files, Postgres or MySQL/MariaDB.
+    /// Copy the demo warehouse (or a project's DuckDB source) into Parquet files, Postgres or MySQL/MariaDB;
+    /// or, with `export ossie`, write a project's definitions as an Apache Ossie model.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Export {
+        #[command(subcommand)]
+        format: Option<ExportCommand>,
         /// Target: parquet:DIR, csv:DIR, postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB (or mariadb://…).
-        #[arg(long)]
-        to: String,
+        #[arg(long, required = true)]
+        to: Option<String>,
         /// Project whose DuckDB source is exported (default: the demo project, built if missing).
         #[arg(long)]
         project: Option<PathBuf>,
@@ -120,7 +124,40 @@ pub enum Command {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum ExportCommand {
+    /// The project's entities, joins and metrics as an Apache Ossie model (version 0.2.0.dev0), what
+    /// Ossie cannot say kept under vendor SCHEMABRAIN so that `import ossie` gives the project back.
+    Ossie {
+        /// The project directory.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// The file to write (`.json` for JSON, else YAML); stdout when absent.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum ImportCommand {
+    /// An Apache Ossie (Open Semantic Interchange) model, YAML or JSON, version 0.1.x or the 0.2 draft.
+    Ossie {
+        /// The Ossie file.
+        file: PathBuf,
+        /// The schemabrain project directory to write; re-importing replaces the imported files.
+        #[arg(long)]
+        out: PathBuf,
+        /// The warehouse the datasets live in (e.g. `duckdb:warehouse.duckdb`): written as the project's
+        /// source, its catalog snapshotted, and every relationship's `to` columns checked unique on it.
+        #[arg(long)]
+        source: Option<String>,
+        /// The project's SQL dialect (default: the source's): a field's expression in the matching
+        /// Ossie dialect wins over ANSI_SQL.
+        #[arg(long)]
+        dialect: Option<String>,
+        /// Print one JSON summary (with every unmapped item) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// A dbt project: its semantic layer, and its models and sources with their tests and docs (a project directory or a manifest file).
     Dbt {
         /// The dbt project directory (dbt_project.yml, the profile and the YAML, SQL and docs under the

@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod args;
 mod index;
+mod ossie;
 mod render;
 mod serve;
 
@@ -57,10 +58,15 @@ pub fn run() -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Audit { command } => serve::audit(&command),
         Command::Auth { command } => serve::auth(&command),
-        Command::Export { to, project, schema } => export(&to, project, schema.as_deref()),
+        Command::Export { format: Some(args::ExportCommand::Ossie { project, out }), .. } => ossie::export(&project, out.as_deref()),
+        Command::Export { format: None, to: Some(to), project, schema } => export(&to, project, schema.as_deref()),
+        Command::Export { format: None, to: None, .. } => usage_failure("export needs --to TARGET, or a format (`export ossie`)", false),
         Command::Index { source, out, schemas, json } => index::index(&source, &out, &schemas, json),
         Command::Graph { project, format } => index::graph(&project, &format),
         Command::Import { from: args::ImportCommand::Dbt { path, out, schema, source, json } } => index::import_dbt(&path, &out, schema.as_deref(), source.as_deref(), json),
+        Command::Import { from: args::ImportCommand::Ossie { file, out, source, dialect, json } } => {
+            ossie::import(&file, &out, source.as_deref(), dialect.as_deref(), json)
+        }
     }
 }
 

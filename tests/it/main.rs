@@ -92,3 +92,5 @@ mod dbt_import;
 mod dbt_plain;
 // TPC-H: semantics/tpch's requests against SQL written by hand, on DuckDB and Postgres; `via` on unequal paths.
 mod tpch;
+// schemabrain import/export ossie: a hand-written Ossie model against hand SQL, Ossie's TPC-DS example, the demo's round trip.
+mod ossie;
