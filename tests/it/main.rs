@@ -42,6 +42,8 @@ mod soak;
 mod mcp_http;
 // Authenticated HTTP: bearer tokens and API keys, 401 and resource metadata, the audit's principal.
 mod mcp_auth;
+// Entity allowlists and PII widening per role; the JWKS fetched from the issuer's jwks_uri.
+mod auth_scope;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.
 mod audit;
 // Search: the golden question set and Recall@k.
