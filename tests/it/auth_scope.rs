@@ -190,3 +190,140 @@ fn a_policy_widening_the_floor_or_naming_an_unknown_entity_does_not_load() {
     assert!(err.contains("access_policy.yaml:5") && err.contains("unknown entity `custmer`") && err.contains("customer"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A real HTTP peer on loopback: serves `routes` (path → body, swappable
+/// while it runs) and counts the requests to each path.
+struct JwksServer {
+    base: String,
+    routes: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    hits: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl JwksServer {
+    fn start() -> JwksServer {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let routes: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>> = Default::default();
+        let hits: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Default::default();
+        let (r, h) = (routes.clone(), hits.clone());
+        // Detached: it ends with the test process.
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).map_or(true, |n| n == 0) || header == "\r\n" {
+                        break;
+                    }
+                }
+                *h.lock().unwrap().entry(path.clone()).or_default() += 1;
+                let body = r.lock().unwrap().get(&path).cloned();
+                let response = match body {
+                    Some(b) => format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}", b.len()),
+                    None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                };
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        JwksServer { base, routes, hits }
+    }
+
+    fn serve(&self, path: &str, body: String) {
+        self.routes.lock().unwrap().insert(path.to_string(), body);
+    }
+
+    fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+struct SigningKey {
+    pkcs8: Vec<u8>,
+    public: Vec<u8>,
+}
+
+fn signing_key() -> SigningKey {
+    use ring::signature::{Ed25519KeyPair, KeyPair};
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).unwrap().as_ref().to_vec();
+    let public = Ed25519KeyPair::from_pkcs8(&pkcs8).unwrap().public_key().as_ref().to_vec();
+    SigningKey { pkcs8, public }
+}
+
+fn jwk(kid: &str, key: &SigningKey) -> Json {
+    schemabrain::auth::jwt::testing::ed25519_jwks(kid, &key.public)["keys"][0].clone()
+}
+
+const AUD: &str = "http://127.0.0.1:1/mcp";
+
+fn token(kid: &str, key: &SigningKey, now: u64) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+    header.kid = Some(kid.into());
+    let claims = json!({"iss": ISS, "aud": AUD, "sub": "alice", "exp": now + 600, "roles": ["analyst"]});
+    jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_ed_der(&key.pkcs8)).unwrap()
+}
+
+#[test]
+fn a_jwks_fetched_from_its_uri_follows_a_rotation_without_a_fetch_storm() {
+    use schemabrain::auth::jwt::{JwksSource, JwtSettings, JwtValidator};
+    use std::time::Duration;
+    let server = JwksServer::start();
+    let (k1, k2) = (signing_key(), signing_key());
+    server.serve("/jwks", json!({"keys": [jwk("k1", &k1)]}).to_string());
+    let settings = JwtSettings { issuer: ISS.into(), audience: AUD.into(), jwks: JwksSource::Url(format!("{}/jwks", server.base)), roles_claim: "roles".into(), leeway_secs: 30 };
+    let v = JwtValidator::new(settings.clone()).unwrap().with_refetch_limits(Duration::from_millis(800), Duration::from_secs(3600));
+    let now = schemabrain::auth::now();
+    assert_eq!(v.validate(&token("k1", &k1, now), now).unwrap().subject, "alice");
+    assert_eq!(server.hits("/jwks"), 1, "fetched once at startup");
+
+    // The issuer rotates: k2 appears. A token signed with it names an unknown kid: the keys are fetched again.
+    server.serve("/jwks", json!({"keys": [jwk("k1", &k1), jwk("k2", &k2)]}).to_string());
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(v.validate(&token("k2", &k2, now), now).unwrap().subject, "alice", "accepted after the refresh");
+    assert_eq!(server.hits("/jwks"), 2);
+
+    // Made-up key ids: refused, and at most one fetch per interval however many arrive.
+    let forger = signing_key();
+    for i in 0..200 {
+        assert!(v.validate(&token(&format!("bogus{i}"), &forger, now), now).is_err());
+    }
+    assert!(server.hits("/jwks") <= 3, "{} fetches for 200 unknown kids", server.hits("/jwks"));
+    assert_eq!(server.hits("/jwks"), v.fetches(), "the validator counts what the server saw");
+
+    // After the max age the keys are fetched again: a key the issuer withdrew stops working.
+    let aged = JwtValidator::new(settings).unwrap().with_refetch_limits(Duration::from_secs(3600), Duration::from_millis(300));
+    assert!(aged.validate(&token("k1", &k1, now), now).is_ok());
+    server.serve("/jwks", json!({"keys": [jwk("k2", &k2)]}).to_string());
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(aged.validate(&token("k1", &k1, now), now).is_err(), "k1 was withdrawn");
+    assert!(aged.validate(&token("k2", &k2, now), now).is_ok());
+    // A JWKS that stops answering keeps the keys there are.
+    server.routes.lock().unwrap().remove("/jwks");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(aged.validate(&token("k2", &k2, now), now).is_ok(), "kept through a failed refresh");
+}
+
+#[test]
+fn the_jwks_uri_is_discovered_from_the_issuers_metadata_when_it_names_itself() {
+    use schemabrain::auth::jwt::discover_jwks_uri;
+    let server = JwksServer::start();
+    let issuer = format!("{}/tenant", server.base);
+    // RFC 8414's path-inserted form is not served: discovery falls back to OpenID's.
+    server.serve("/tenant/.well-known/openid-configuration", json!({"issuer": issuer, "jwks_uri": format!("{}/keys", server.base)}).to_string());
+    assert_eq!(discover_jwks_uri(&issuer).unwrap(), format!("{}/keys", server.base));
+    assert_eq!(server.hits("/.well-known/oauth-authorization-server/tenant"), 1, "RFC 8414 first");
+    // A metadata document naming another issuer is not believed.
+    server.serve("/.well-known/oauth-authorization-server/tenant", json!({"issuer": "https://evil.example/tenant", "jwks_uri": "https://evil.example/keys"}).to_string());
+    server.serve("/tenant/.well-known/openid-configuration", json!({"issuer": "https://evil.example/tenant", "jwks_uri": "https://evil.example/keys"}).to_string());
+    let e = discover_jwks_uri(&issuer).unwrap_err();
+    assert!(e.contains("is not") && !e.contains("evil.example/keys"), "{e}");
+    // Plain HTTP to a host other than loopback is never fetched.
+    assert!(discover_jwks_uri("http://idp.example/").unwrap_err().contains("https"));
+}
