@@ -144,21 +144,24 @@ fn a_role_widened_to_contact_sees_what_the_project_blocks_and_never_the_floor() 
     let (sup, ann) = (who("sue", &["support"]), who("ann", &["analyst"]));
 
     // The project blocks contact: the analyst is refused, support answered.
-    let grouped = json!({"name": "order_count", "group_by": ["customer.email"]});
+    // Grouped by and filtered on e-mail addresses.
+    let grouped = json!({"name": "order_count", "group_by": ["customer.email"], "filters": [{"column": "customer.email", "op": "like", "value": "alex.becker%"}]});
     let refused = call(&s, &ann, "get_metric", grouped.clone());
     assert_eq!(refused["error"]["kind"], "pii_blocked", "{refused}");
     let widened = call(&s, &sup, "get_metric", grouped);
     assert_eq!(widened["status"], "success", "{widened}");
-    assert_eq!(answer_rows(&widened), oracle("select c.email, count(*)::varchar from main.orders o join main.customers c on c.id = o.customer_id group by 1", 2));
+    assert!(answer_rows(&widened).len() > 1, "several addresses: {widened}");
+    assert_eq!(answer_rows(&widened), oracle("select c.email, count(*)::varchar from main.orders o join main.customers c on c.id = o.customer_id where c.email like 'alex.becker%' group by 1", 2));
     let applied = &widened["data"]["policy_applied"]["pii_widened"];
     assert_eq!(applied["categories"], json!(["contact"]), "{widened}");
     assert!(applied["columns"].as_array().unwrap().contains(&json!("customer.email")), "{applied}");
 
     // Free SQL likewise.
-    let sql = json!({"sql": "select email, phone from customers where country = 'DE'"});
+    let sql = json!({"sql": "select email, phone from customers where email like 'alex.b%'"});
     assert!(call(&s, &ann, "query_sql", sql.clone())["error"].is_object(), "the analyst's free SQL is refused");
     let rows = call(&s, &sup, "query_sql", sql);
-    assert_eq!(answer_rows(&rows), oracle("select email, phone from main.customers where country = 'DE'", 2), "{rows}");
+    assert!(answer_rows(&rows).len() > 5, "{rows}");
+    assert_eq!(answer_rows(&rows), oracle("select email, phone from main.customers where email like 'alex.b%'", 2), "{rows}");
     assert!(rows["data"]["policy_applied"]["pii_widened"]["columns"].as_array().unwrap().contains(&json!("customer.phone")), "{rows}");
 
     // The floor stays: a credential is refused for support too.
