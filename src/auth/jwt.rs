@@ -451,7 +451,7 @@ fn fetch_text(url: &str) -> Result<String, String> {
 pub fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
     let trimmed = issuer.trim_end_matches('/');
     // RFC 8414: the well-known segment goes between the host and the issuer's path.
-    let (origin, path) = match trimmed.find("://").and_then(|i| trimmed[i + 3..].find('/').map(|j| i + 3 + j)) {
+    let (origin, path) = match trimmed.find("://").and_then(|i| trimmed.get(i + 3..).and_then(|rest| rest.find('/')).map(|j| i + 3 + j)) {
         Some(split) => trimmed.split_at(split),
         None => (trimmed, ""),
     };

@@ -66,7 +66,7 @@ fn named_entities(project: &Project, args: &Json) -> BTreeSet<String> {
     for name in project.model.entities.keys() {
         let (dot, dunder) = (format!("{name}."), format!("{name}__"));
         let starts_word = |s: &str, pat: &str| {
-            s.match_indices(pat).any(|(i, _)| i == 0 || s[..i].chars().next_back().is_some_and(|c| !(c.is_alphanumeric() || c == '_')))
+            s.match_indices(pat).any(|(i, _)| s.get(..i).and_then(|before| before.chars().next_back()).is_none_or(|c| !(c.is_alphanumeric() || c == '_')))
         };
         if strings.iter().any(|s| starts_word(s, &dot) || starts_word(s, &dunder)) {
             out.insert(name.clone());
