@@ -131,6 +131,16 @@ fn an_entity_allowlist_refuses_what_a_plan_reads_outside_it() {
     let table = call(&s, &sal, "describe_table", json!({"qualified_name": "main.customers"}));
     assert_eq!(table["error"]["kind"], "allowlist_violation", "{table}");
 
+    // MCP resources read the caller's cut too: a disallowed entity's table is not there.
+    use schemabrain::tools::provider::resources;
+    let never = schemabrain::engine::Cancel::never();
+    let read = |p: &Principal, uri: &str| s.with_provider_as("c", Some(p), &never, |ctx| resources::read(ctx, uri));
+    assert!(read(&sal, "res://table/default/main/orders").is_ok());
+    assert!(matches!(read(&sal, "res://table/default/main/customers"), Err(resources::ReadError::NotFound(_))));
+    assert!(read(&all, "res://table/default/main/customers").is_ok());
+    let tables = read(&sal, "res://tables/default/main").unwrap();
+    assert!(tables.contains("\"main.orders\"") && !tables.contains("\"main.customers\"") && !tables.contains("\"main.addresses\""), "{tables}");
+
     // Two roles: the union of their entities.
     let both = who("bo", &["sales", "people"]);
     assert_eq!(call(&s, &both, "get_metric", json!({"name": "order_count", "group_by": ["customer.segment"]}))["status"], "success");

@@ -469,6 +469,12 @@ impl Session {
         })
     }
 
+    /// The project as `principal` may see it (MCP's prompts and
+    /// completions read it); the whole project for the local user.
+    pub fn project_as(&self, principal: Option<&Principal>) -> Arc<Project> {
+        self.project_for(principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER))
+    }
+
     /// Whether the caller may use `tool` (MCP's tools/list shows only those).
     pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
         match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
@@ -480,7 +486,13 @@ impl Session {
     /// Runs `f` with the provider tools' context for `client` (MCP resources
     /// read through it, so they show nothing a tool would not).
     pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
-        let project = self.project();
+        self.with_provider_as(client, None, cancel, f)
+    }
+
+    /// `with_provider` for `principal`: the project as its access policy
+    /// cuts it (only its entities' tables; its PII widening).
+    pub fn with_provider_as<R>(&self, client: &str, principal: Option<&Principal>, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
+        let project = self.project_as(principal);
         let ctx = provider::ProviderContext {
             project: &project,
             engine: self.engine.as_deref(),
@@ -503,17 +515,7 @@ impl Session {
             return next::attach(tool, args, env);
         }
         // The caller's cut: its entities' tables only, its PII widening.
-        let project = self.project_for(principal);
-        let ctx = provider::ProviderContext {
-            project: &project,
-            engine: self.engine.as_deref(),
-            limits: self.limits,
-            cancel: cancel.clone(),
-            pager: &self.pager,
-            client,
-            allow_writes: self.allow_writes.as_deref(),
-        };
-        let env = surface::invoke_provider(&ctx, tool, args);
+        let env = self.with_provider_as(client, principal, cancel, |ctx| surface::invoke_provider(ctx, tool, args));
         if provider::WRITE_TOOLS.contains(&tool) && env.status() == Status::Success {
             self.refresh_after_write();
         }
