@@ -18,16 +18,23 @@
 //! never a claim treated as absent (the flaw of jsonwebtoken 9's own checks,
 //! CVE-2026-25537, which are switched off).
 //!
-//! The JWKS is read from a file and read again when the file changes (an
-//! operator's key rotation needs no restart); a file that no longer loads
-//! keeps the keys read last, with a warning.
+//! The JWKS comes from a file, read again when the file changes (an
+//! operator's key rotation needs no restart), or from the issuer's
+//! `jwks_uri` over HTTPS (plain HTTP only to a loopback host): fetched at
+//! startup, again after [`JWKS_MAX_AGE`], and again when a token names a
+//! key id the keys lack (the issuer rotated), at most once per
+//! [`JWKS_MIN_REFETCH`] so tokens with made-up key ids cause no fetch
+//! storm. A JWKS that no longer loads keeps the keys read last, with a
+//! warning. The URL may also be found from the issuer's metadata
+//! ([`discover_jwks_uri`]: RFC 8414, then OpenID Connect discovery).
 //!
-//! Architecture invariant: pure checks plus the JWKS file; no network, no
-//! HTTP types; a refusal's text never contains the token or its claims.
+//! Architecture invariant: pure checks plus reading the JWKS (file or one
+//! blocking GET); no HTTP server types; a refusal's text never contains the
+//! token or its claims.
 
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
-use std::time::SystemTime;
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -44,13 +51,56 @@ pub struct JwtSettings {
     pub issuer: String,
     /// This server's resource identifier, which `aud` must name.
     pub audience: String,
-    /// The issuer's JWKS, as a file.
-    pub jwks: PathBuf,
+    /// Where the issuer's JWKS is.
+    pub jwks: JwksSource,
     /// The claim holding the caller's roles (a list of strings, or one
     /// space-separated string).
     pub roles_claim: String,
     pub leeway_secs: u64,
 }
+
+/// Where the issuer's public keys are read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JwksSource {
+    File(PathBuf),
+    /// The issuer's `jwks_uri`: https, or http to a loopback host.
+    Url(String),
+}
+
+impl JwksSource {
+    /// An `http://` or `https://` argument is a URL, anything else a file.
+    pub fn parse(arg: &str) -> JwksSource {
+        if arg.starts_with("https://") || arg.starts_with("http://") {
+            JwksSource::Url(arg.to_string())
+        } else {
+            JwksSource::File(PathBuf::from(arg))
+        }
+    }
+}
+
+impl From<PathBuf> for JwksSource {
+    fn from(p: PathBuf) -> JwksSource {
+        JwksSource::File(p)
+    }
+}
+
+impl std::fmt::Display for JwksSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JwksSource::File(p) => write!(f, "{}", p.display()),
+            JwksSource::Url(u) => f.write_str(u),
+        }
+    }
+}
+
+/// A JWKS fetched from a URL is fetched again after this long.
+pub const JWKS_MAX_AGE: Duration = Duration::from_secs(15 * 60);
+/// A token with a key id the keys lack fetches the JWKS again at most this often.
+pub const JWKS_MIN_REFETCH: Duration = Duration::from_secs(30);
+/// Time allowed for one fetch of the JWKS or the issuer's metadata.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// A JWKS or metadata document larger than this is not one.
+const FETCH_LIMIT: u64 = 1 << 20;
 
 /// The kind of key an algorithm needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,47 +120,117 @@ struct Key {
 }
 
 struct Loaded {
+    /// The file's modification time when read (files only).
     modified: Option<SystemTime>,
+    /// When the keys were fetched (URLs only).
+    fetched: Instant,
     keys: Vec<Key>,
 }
 
 pub struct JwtValidator {
     settings: JwtSettings,
     loaded: RwLock<Loaded>,
+    /// When the URL was last fetched or tried, held while fetching: one
+    /// fetch at a time, and none within `JWKS_MIN_REFETCH` of the last.
+    last_fetch: Mutex<Instant>,
+    /// How many times the JWKS URL was fetched (startup included).
+    fetches: std::sync::atomic::AtomicUsize,
+    min_refetch: Duration,
+    max_age: Duration,
 }
 
 impl JwtValidator {
-    /// Loads the JWKS; a file without one usable signing key is an error.
+    /// Loads the JWKS; one without a usable signing key is an error.
     pub fn new(settings: JwtSettings) -> Result<JwtValidator, String> {
-        let keys = load_jwks(&settings.jwks)?;
-        let modified = modified(&settings.jwks);
-        Ok(JwtValidator { settings, loaded: RwLock::new(Loaded { modified, keys }) })
+        let keys = read_jwks(&settings.jwks)?;
+        let modified = match &settings.jwks {
+            JwksSource::File(p) => modified(p),
+            JwksSource::Url(_) => None,
+        };
+        let fetches = usize::from(matches!(settings.jwks, JwksSource::Url(_)));
+        let now = Instant::now();
+        Ok(JwtValidator {
+            settings,
+            loaded: RwLock::new(Loaded { modified, fetched: now, keys }),
+            last_fetch: Mutex::new(now),
+            fetches: std::sync::atomic::AtomicUsize::new(fetches),
+            min_refetch: JWKS_MIN_REFETCH,
+            max_age: JWKS_MAX_AGE,
+        })
     }
 
     pub fn issuer(&self) -> &str {
         &self.settings.issuer
     }
 
-    /// Re-reads the JWKS file when it changed since it was read.
+    /// The refetch limits of a JWKS URL: at most one fetch per
+    /// `min_refetch` for unknown key ids, and a fetch once the keys are
+    /// `max_age` old (defaults `JWKS_MIN_REFETCH`, `JWKS_MAX_AGE`; tests
+    /// shorten them).
+    pub fn with_refetch_limits(mut self, min_refetch: Duration, max_age: Duration) -> JwtValidator {
+        self.min_refetch = min_refetch;
+        self.max_age = max_age;
+        self
+    }
+
+    /// How many times the JWKS was fetched from its URL (0 for a file).
+    pub fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A file: read again when it changed. A URL: fetched again when the
+    /// keys are older than `JWKS_MAX_AGE`.
     fn refresh(&self) {
-        let now = modified(&self.settings.jwks);
-        let stale = self.loaded.read().map(|l| l.modified != now).unwrap_or(true);
-        if !stale {
-            return;
+        match &self.settings.jwks {
+            JwksSource::File(path) => {
+                let now = modified(path);
+                let stale = self.loaded.read().map(|l| l.modified != now).unwrap_or(true);
+                if !stale {
+                    return;
+                }
+                match load_jwks(path) {
+                    Ok(keys) => {
+                        if let Ok(mut l) = self.loaded.write() {
+                            *l = Loaded { modified: now, fetched: Instant::now(), keys };
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!("the JWKS changed but does not load; keeping the keys read before: {e}");
+                        if let Ok(mut l) = self.loaded.write() {
+                            l.modified = now;
+                        }
+                    }
+                }
+            }
+            JwksSource::Url(_) => {
+                let old = self.loaded.read().map(|l| l.fetched.elapsed() >= self.max_age).unwrap_or(true);
+                if old {
+                    // A failed fetch leaves the keys old: retried at this pace, not per request.
+                    self.refetch(self.min_refetch.min(self.max_age));
+                }
+            }
         }
-        match load_jwks(&self.settings.jwks) {
+    }
+
+    /// Fetches the JWKS URL again unless it was fetched (or tried) within
+    /// `within`; returns whether it fetched. Failures keep the keys there are.
+    fn refetch(&self, within: Duration) -> bool {
+        let JwksSource::Url(url) = &self.settings.jwks else { return false };
+        let mut last = self.last_fetch.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed() < within {
+            return false;
+        }
+        *last = Instant::now();
+        self.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match fetch_text(url).and_then(|text| parse_jwks(url, &text)) {
             Ok(keys) => {
                 if let Ok(mut l) = self.loaded.write() {
-                    *l = Loaded { modified: now, keys };
+                    *l = Loaded { modified: None, fetched: Instant::now(), keys };
                 }
             }
-            Err(e) => {
-                tracing::warn!("the JWKS changed but does not load; keeping the keys read before: {e}");
-                if let Ok(mut l) = self.loaded.write() {
-                    l.modified = now;
-                }
-            }
+            Err(e) => tracing::warn!("the JWKS could not be fetched again; keeping the keys fetched before: {e}"),
         }
+        true
     }
 
     /// Checks a token at `now` (Unix seconds): the principal it names, or why not.
@@ -120,18 +240,22 @@ impl JwtValidator {
         let family = family_of(header.alg).ok_or_else(|| refuse("the token is not signed with an asymmetric algorithm (RS*, PS*, ES256, ES384, EdDSA)"))?;
         let alg_name = format!("{:?}", header.alg);
         self.refresh();
+        let fits = |k: &&Key| {
+            k.family == family
+                && k.alg.as_deref().is_none_or(|a| a == alg_name)
+                && match (&header.kid, &k.kid) {
+                    (Some(want), Some(have)) => want == have,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                }
+        };
+        // A key id the keys lack: the issuer may have rotated; fetch again (rate-limited).
+        let unknown = self.loaded.read().map(|l| !l.keys.iter().any(|k| fits(&k))).unwrap_or(true);
+        if unknown {
+            self.refetch(self.min_refetch);
+        }
         let loaded = self.loaded.read().map_err(|_| refuse("the issuer's keys are unavailable"))?;
-        let candidates: Vec<&Key> = loaded
-            .keys
-            .iter()
-            .filter(|k| k.family == family)
-            .filter(|k| k.alg.as_deref().is_none_or(|a| a == alg_name))
-            .filter(|k| match (&header.kid, &k.kid) {
-                (Some(want), Some(have)) => want == have,
-                (Some(_), None) => false,
-                (None, _) => true,
-            })
-            .collect();
+        let candidates: Vec<&Key> = loaded.keys.iter().filter(fits).collect();
         if candidates.is_empty() {
             return Err(refuse("no key of the issuer fits the token's key id and algorithm"));
         }
@@ -223,22 +347,34 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// The signing keys of a JWKS file. Keys for encryption (`use: enc`) and
-/// of unknown types are skipped; a symmetric key (`kty: oct`) is an error:
-/// a resource server has no business holding the issuer's secret.
+fn read_jwks(source: &JwksSource) -> Result<Vec<Key>, String> {
+    match source {
+        JwksSource::File(path) => load_jwks(path),
+        JwksSource::Url(url) => parse_jwks(url, &fetch_text(url)?),
+    }
+}
+
 fn load_jwks(path: &Path) -> Result<Vec<Key>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the JWKS: {e}", path.display()))?;
-    let doc: Json = serde_json::from_str(&text).map_err(|e| format!("{}:{}: the JWKS is not JSON: {e}", path.display(), e.line()))?;
+    parse_jwks(&path.display().to_string(), &text)
+}
+
+/// The signing keys of a JWKS read from `origin` (a file or a URL). Keys
+/// for encryption (`use: enc`) and of unknown types are skipped; a
+/// symmetric key (`kty: oct`) is an error: a resource server has no
+/// business holding the issuer's secret.
+fn parse_jwks(origin: &str, text: &str) -> Result<Vec<Key>, String> {
+    let doc: Json = serde_json::from_str(text).map_err(|e| format!("{origin}:{}: the JWKS is not JSON: {e}", e.line()))?;
     let Some(items) = doc.get("keys").and_then(Json::as_array) else {
-        return Err(format!("{}: a JWKS is an object with a `keys` list", path.display()));
+        return Err(format!("{origin}: a JWKS is an object with a `keys` list"));
     };
     let mut keys = Vec::new();
     for (i, item) in items.iter().enumerate() {
         if item.get("kty").and_then(Json::as_str) == Some("oct") {
-            return Err(format!("{}: keys[{i}] is a symmetric key (kty oct); only the issuer's public keys belong here", path.display()));
+            return Err(format!("{origin}: keys[{i}] is a symmetric key (kty oct); only the issuer's public keys belong here"));
         }
         let Ok(jwk) = serde_json::from_value::<Jwk>(item.clone()) else {
-            tracing::warn!("{}: keys[{i}] is not a JWK this server reads; skipped", path.display());
+            tracing::warn!("{origin}: keys[{i}] is not a JWK this server reads; skipped");
             continue;
         };
         if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
@@ -250,18 +386,96 @@ fn load_jwks(path: &Path) -> Result<Vec<Key>, String> {
             AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P384 => Family::P384,
             AlgorithmParameters::OctetKeyPair(p) if p.curve == EllipticCurve::Ed25519 => Family::Ed25519,
             _ => {
-                tracing::warn!("{}: keys[{i}] has a curve this server does not verify; skipped", path.display());
+                tracing::warn!("{origin}: keys[{i}] has a curve this server does not verify; skipped");
                 continue;
             }
         };
-        let decoding = DecodingKey::from_jwk(&jwk).map_err(|e| format!("{}: keys[{i}] is not a valid public key: {e}", path.display()))?;
+        let decoding = DecodingKey::from_jwk(&jwk).map_err(|e| format!("{origin}: keys[{i}] is not a valid public key: {e}"))?;
         let alg = jwk.common.key_algorithm.map(|a| a.to_string());
         keys.push(Key { kid: jwk.common.key_id.clone(), alg, family, decoding });
     }
     if keys.is_empty() {
-        return Err(format!("{}: the JWKS has no signing key this server can use (RSA, P-256, P-384, Ed25519)", path.display()));
+        return Err(format!("{origin}: the JWKS has no signing key this server can use (RSA, P-256, P-384, Ed25519)"));
     }
     Ok(keys)
+}
+
+/// Whether `url` may be fetched: https, or http to a loopback host (a
+/// development issuer on the same machine; keys over plain HTTP anywhere
+/// else could be swapped on the way).
+fn check_url(url: &str) -> Result<(), String> {
+    if url.starts_with("https://") {
+        return Ok(());
+    }
+    if let Some(rest) = url.strip_prefix("http://") {
+        if is_loopback_authority(rest) {
+            return Ok(());
+        }
+    }
+    Err(format!("{url}: the issuer's keys are fetched over https (http only from a loopback host)"))
+}
+
+fn is_loopback_authority(rest: &str) -> bool {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// One GET, bounded in time and size, no redirects (a redirect could lead
+/// off https); a status other than 200 is an error.
+fn fetch_text(url: &str) -> Result<String, String> {
+    check_url(url)?;
+    let loopback = url.strip_prefix("http://").is_some_and(is_loopback_authority);
+    let mut config = ureq::Agent::config_builder().timeout_global(Some(FETCH_TIMEOUT)).max_redirects(0).http_status_as_error(false);
+    if loopback {
+        // A proxy from the environment has no business with a loopback issuer.
+        config = config.proxy(None);
+    }
+    let agent: ureq::Agent = config.build().into();
+    let mut response = agent.get(url).header("Accept", "application/json").call().map_err(|e| format!("{url}: cannot fetch: {e}"))?;
+    let status = response.status();
+    if status != 200 {
+        return Err(format!("{url}: answered HTTP {}", status.as_u16()));
+    }
+    response.body_mut().with_config().limit(FETCH_LIMIT).read_to_string().map_err(|e| format!("{url}: cannot read the answer: {e}"))
+}
+
+/// The issuer's `jwks_uri`, from its authorization server metadata (RFC
+/// 8414, `/.well-known/oauth-authorization-server`), else its OpenID
+/// Connect discovery document (`/.well-known/openid-configuration`). The
+/// document's `issuer` must be the issuer asked about (RFC 8414 section 3.3:
+/// else anyone serving a document could name keys for another issuer).
+pub fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
+    let trimmed = issuer.trim_end_matches('/');
+    // RFC 8414: the well-known segment goes between the host and the issuer's path.
+    let (origin, path) = match trimmed.find("://").and_then(|i| trimmed.get(i + 3..).and_then(|rest| rest.find('/')).map(|j| i + 3 + j)) {
+        Some(split) => trimmed.split_at(split),
+        None => (trimmed, ""),
+    };
+    let candidates = [format!("{origin}/.well-known/oauth-authorization-server{path}"), format!("{trimmed}/.well-known/openid-configuration")];
+    let mut why = Vec::new();
+    for url in &candidates {
+        let doc = match fetch_text(url).and_then(|t| serde_json::from_str::<Json>(&t).map_err(|e| format!("{url}: not JSON: {e}"))) {
+            Ok(d) => d,
+            Err(e) => {
+                why.push(e);
+                continue;
+            }
+        };
+        let named = doc.get("issuer").and_then(Json::as_str).map(|i| i.trim_end_matches('/'));
+        if named != Some(trimmed) {
+            why.push(format!("{url}: its `issuer` is not {issuer}"));
+            continue;
+        }
+        match doc.get("jwks_uri").and_then(Json::as_str) {
+            Some(uri) => return Ok(uri.to_string()),
+            None => why.push(format!("{url}: no `jwks_uri`")),
+        }
+    }
+    Err(format!("the issuer's keys could not be found from its metadata: {}", why.join("; ")))
 }
 
 /// Test support: key pairs, JWKS files and tokens minted in the tests (the
@@ -329,7 +543,7 @@ mod tests {
     fn validator(key: &Issuer, dir: &Path) -> JwtValidator {
         let jwks = dir.join("jwks.json");
         std::fs::write(&jwks, ed25519_jwks("k1", &key.public).to_string()).unwrap();
-        JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: AUD.into(), jwks, roles_claim: "roles".into(), leeway_secs: 30 }).unwrap()
+        JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: AUD.into(), jwks: jwks.into(), roles_claim: "roles".into(), leeway_secs: 30 }).unwrap()
     }
 
     fn claims() -> Json {
@@ -429,8 +643,21 @@ mod tests {
 
         let oct = dir.join("oct.json");
         std::fs::write(&oct, json!({"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}).to_string()).unwrap();
-        let e = JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: AUD.into(), jwks: oct, roles_claim: "roles".into(), leeway_secs: 0 }).err().unwrap();
+        let e = JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: AUD.into(), jwks: oct.into(), roles_claim: "roles".into(), leeway_secs: 0 }).err().unwrap();
         assert!(e.contains("symmetric"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn only_https_or_loopback_http_urls_are_fetched() {
+        assert!(check_url("https://idp.example/jwks").is_ok());
+        for ok in ["http://127.0.0.1:8080/jwks", "http://localhost/jwks", "http://[::1]:9/x"] {
+            assert!(check_url(ok).is_ok(), "{ok}");
+        }
+        for bad in ["http://idp.example/jwks", "http://127.0.0.1.evil.example/jwks", "http://localhost.evil/x", "ftp://x/y"] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(JwksSource::parse("https://a/b"), JwksSource::Url("https://a/b".into()));
+        assert_eq!(JwksSource::parse("keys/jwks.json"), JwksSource::File("keys/jwks.json".into()));
     }
 }

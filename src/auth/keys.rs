@@ -10,6 +10,11 @@
 //!     sha256: 3f0a…   # sha256 of the key's text, 64 hex digits
 //! ```
 //!
+//! A loaded file is read again when it changes (its modification time or
+//! size), checked on every lookup: adding a key or deleting one (key
+//! rotation, revocation) needs no restart. A changed file that no longer
+//! loads keeps the keys read last, with a warning naming its line and key.
+//!
 //! Keys are 256 random bits, so a plain SHA-256 is the right hash (a slow
 //! password hash protects guessable secrets; these are not guessable).
 //! Lookups compare every entry without stopping early, so timing does not
@@ -19,7 +24,9 @@
 //! like every project file); never logs or returns a key.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
@@ -39,12 +46,29 @@ struct Entry {
 }
 
 pub struct ApiKeys {
-    entries: Vec<Entry>,
+    entries: RwLock<Vec<Entry>>,
+    /// The file the keys were read from, and its stamp when read (`None`
+    /// for keys parsed from text).
+    file: Option<(PathBuf, RwLock<Option<Stamp>>)>,
+}
+
+/// What says a file changed: its modification time and size.
+type Stamp = (SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
 }
 
 impl ApiKeys {
     /// Reads the key file; every problem is reported with its line and key.
     pub fn load(path: &Path) -> Result<ApiKeys, Diagnostics> {
+        let before = stamp(path);
+        let mut keys = ApiKeys::read(path)?;
+        keys.file = Some((path.to_path_buf(), RwLock::new(before)));
+        Ok(keys)
+    }
+
+    fn read(path: &Path) -> Result<ApiKeys, Diagnostics> {
         match std::fs::read_to_string(path) {
             Ok(text) => ApiKeys::parse(path, &text),
             Err(e) => {
@@ -104,17 +128,41 @@ impl ApiKeys {
             }
         }
         if diags.is_empty() {
-            Ok(ApiKeys { entries })
+            Ok(ApiKeys { entries: RwLock::new(entries), file: None })
         } else {
             Err(diags)
         }
     }
 
+    /// Reads the file again when it changed since it was read.
+    fn refresh(&self) {
+        let Some((path, read_at)) = &self.file else { return };
+        let now = stamp(path);
+        if read_at.read().map(|r| *r == now).unwrap_or(false) {
+            return;
+        }
+        if let Ok(mut r) = read_at.write() {
+            *r = now;
+        }
+        match ApiKeys::read(path) {
+            Ok(fresh) => {
+                let entries = fresh.entries.into_inner().unwrap_or_else(|e| e.into_inner());
+                tracing::info!("{}: the API key file changed; {} keys now", path.display(), entries.len());
+                if let Ok(mut e) = self.entries.write() {
+                    *e = entries;
+                }
+            }
+            Err(d) => tracing::warn!("the API key file changed but does not load; keeping the keys read before:\n{d}"),
+        }
+    }
+
     /// The principal a key names, if the key is listed.
     pub fn lookup(&self, key: &str) -> Option<Principal> {
+        self.refresh();
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
         let mut found = None;
-        for e in &self.entries {
+        for e in entries.iter() {
             // No early exit: every entry is compared in full.
             let diff = e.sha256.iter().zip(digest.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
             if diff == 0 {
@@ -125,11 +173,11 @@ impl ApiKeys {
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.read().map_or(0, |e| e.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }
 
@@ -193,5 +241,27 @@ mod tests {
         assert!(d.contains("listed twice"), "{d}");
         let d = ApiKeys::parse(Path::new("k.yaml"), "").err().unwrap().to_string();
         assert!(d.contains("empty"), "{d}");
+    }
+
+    #[test]
+    fn a_changed_key_file_is_read_again_and_a_broken_one_keeps_the_keys() {
+        let dir = std::env::temp_dir().join(format!("sb-keys-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("api_keys.yaml");
+        let ((old, old_hash), (new, new_hash)) = (new_key(), new_key());
+        std::fs::write(&path, file(&format!("  - {{principal: alice, sha256: {old_hash}}}\n"))).unwrap();
+        let keys = ApiKeys::load(&path).unwrap();
+        assert!(keys.lookup(&old).is_some() && keys.lookup(&new).is_none());
+        // Rotation: the new key added, the old one deleted; no restart.
+        std::fs::write(&path, file(&format!("  - {{principal: alice, roles: [finance], sha256: {new_hash}}}\n"))).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(keys.lookup(&new).map(|p| p.roles), Some(vec!["finance".to_string()]));
+        assert!(keys.lookup(&old).is_none(), "the deleted key stops working");
+        // A broken edit keeps the keys read before.
+        std::fs::write(&path, "version: 1\nkeys:\n  - principal: alice\n    sha256: nothex\n").unwrap();
+        assert!(keys.lookup(&new).is_some());
+        assert_eq!(keys.len(), 1);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -76,7 +76,7 @@ impl Authenticator {
     /// with neither would accept nobody, which is a configuration mistake.
     pub fn new(resource: String, keys: Option<keys::ApiKeys>, jwt: Option<jwt::JwtValidator>) -> Result<Authenticator, String> {
         if keys.is_none() && jwt.is_none() {
-            return Err("authentication needs API keys (--api-keys FILE) or an OAuth issuer (--oauth-issuer URL --oauth-jwks FILE)".to_string());
+            return Err("authentication needs API keys (--api-keys FILE) or an OAuth issuer (--oauth-issuer URL [--oauth-jwks FILE|URL])".to_string());
         }
         Ok(Authenticator { resource, keys, jwt })
     }

@@ -42,6 +42,18 @@ pub struct RoleGrant {
     pub tools: Option<BTreeSet<String>>,
     /// `None`: every metric.
     pub metrics: Option<BTreeSet<String>>,
+    /// `None`: every entity.
+    pub entities: Option<BTreeSet<String>>,
+    /// PII categories seen beyond the project's policy (never a catastrophic one).
+    pub pii_allowed: BTreeSet<String>,
+}
+
+/// The names a policy file is checked against when it loads.
+#[derive(Clone, Copy, Debug)]
+pub struct Known<'a> {
+    pub tools: &'a [&'a str],
+    pub metrics: &'a BTreeSet<String>,
+    pub entities: &'a BTreeSet<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,10 +74,10 @@ pub struct Denied {
 
 impl AccessPolicy {
     /// The project's policy, `None` when it has no policy file.
-    pub fn load(dir: &Path, tools: &[&str], metrics: &BTreeSet<String>) -> Result<Option<AccessPolicy>, Diagnostics> {
+    pub fn load(dir: &Path, known: Known<'_>) -> Result<Option<AccessPolicy>, Diagnostics> {
         let file = dir.join(POLICY_FILE);
         match std::fs::read_to_string(&file) {
-            Ok(text) => AccessPolicy::parse(&file, &text, tools, metrics).map(Some),
+            Ok(text) => AccessPolicy::parse(&file, &text, known).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => {
                 let mut d = Diagnostics::default();
@@ -75,7 +87,8 @@ impl AccessPolicy {
         }
     }
 
-    pub fn parse(file: &Path, text: &str, tools: &[&str], metrics: &BTreeSet<String>) -> Result<AccessPolicy, Diagnostics> {
+    pub fn parse(file: &Path, text: &str, known: Known<'_>) -> Result<AccessPolicy, Diagnostics> {
+        let (tools, metrics) = (known.tools, known.metrics);
         let mut diags = Diagnostics::default();
         let docs = parse_documents(file, text, &mut diags);
         let mut roles = BTreeMap::new();
@@ -97,8 +110,14 @@ impl AccessPolicy {
                                         r.error(g.line, &path, "a role name is an identifier (letters, digits, _)");
                                         continue;
                                     }
-                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics", "row_filters"], &[]) else { continue };
+                                    let Some(gm) = r.mapping(g.node, &path, &["tools", "metrics", "entities", "pii_allowed", "row_filters"], &[]) else { continue };
                                     let mut grant = RoleGrant::default();
+                                    if let Some(lf) = gm.get("entities") {
+                                        grant.entities = Some(read_entities(&mut r, lf, &gm.key_path("entities"), known.entities));
+                                    }
+                                    if let Some(lf) = gm.get("pii_allowed") {
+                                        grant.pii_allowed = read_pii_allowed(&mut r, lf, &gm.key_path("pii_allowed"));
+                                    }
                                     for (key, known) in [("tools", tools.iter().map(|t| t.to_string()).collect::<BTreeSet<_>>()), ("metrics", metrics.clone())] {
                                         let Some(lf) = gm.get(key) else { continue };
                                         let mut set = BTreeSet::new();
@@ -163,6 +182,32 @@ impl AccessPolicy {
         Err(Denied { what: format!("metric `{metric}`"), granted_by: self.granted_by(allows) })
     }
 
+    pub fn check_entity(&self, roles: &[String], entity: &str) -> Result<(), Denied> {
+        let allows = |g: &RoleGrant| g.entities.as_ref().is_none_or(|e| e.contains(entity));
+        if self.grants(roles).any(allows) {
+            return Ok(());
+        }
+        Err(Denied { what: format!("entity `{entity}`"), granted_by: self.granted_by(allows) })
+    }
+
+    /// The entities the roles may use; `None`: all of them.
+    pub fn visible_entities(&self, roles: &[String]) -> Option<BTreeSet<String>> {
+        let mut out = BTreeSet::new();
+        for g in self.grants(roles) {
+            match &g.entities {
+                None => return None,
+                Some(e) => out.extend(e.iter().cloned()),
+            }
+        }
+        Some(out)
+    }
+
+    /// The PII categories the roles see beyond the project's policy (never
+    /// a catastrophic one: the file would not have loaded).
+    pub fn pii_allowed(&self, roles: &[String]) -> BTreeSet<String> {
+        self.grants(roles).flat_map(|g| g.pii_allowed.iter().cloned()).collect()
+    }
+
     /// The metrics the roles may see; `None`: all of them.
     pub fn visible_metrics(&self, roles: &[String]) -> Option<BTreeSet<String>> {
         // No role of the policy: nothing is visible (the empty set).
@@ -224,6 +269,44 @@ impl Denied {
     }
 }
 
+/// `entities:`: names of the model's entities.
+fn read_entities(r: &mut Reader<'_>, lf: crate::model::yaml::Field<'_>, path: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    for (ip, item) in r.list(lf, path).unwrap_or_default() {
+        let Some(v) = r.string(item, &ip) else { continue };
+        if known.contains(&v) {
+            set.insert(v);
+        } else {
+            let d = r.diag(item.line, &ip, format!("unknown entity `{}`", crate::model::echo(&v))).suggest(close_matches(&v, known.iter().map(String::as_str)));
+            r.push(d);
+        }
+    }
+    set
+}
+
+/// `pii_allowed:`: PII categories of the taxonomy, none on the catastrophic
+/// floor (no role may see a credential, a card number or a government id).
+fn read_pii_allowed(r: &mut Reader<'_>, lf: crate::model::yaml::Field<'_>, path: &str) -> BTreeSet<String> {
+    use crate::model::{CATASTROPHIC_CATEGORIES, PII_CATEGORIES};
+    let mut set = BTreeSet::new();
+    for (ip, item) in r.list(lf, path).unwrap_or_default() {
+        let Some(v) = r.string(item, &ip) else { continue };
+        if CATASTROPHIC_CATEGORIES.contains(&v.as_str()) {
+            r.error(
+                item.line,
+                &ip,
+                format!("`{v}` is on the catastrophic floor ({}), which is blocked for every caller and cannot be widened for a role", CATASTROPHIC_CATEGORIES.join(", ")),
+            );
+        } else if PII_CATEGORIES.contains(&v.as_str()) {
+            set.insert(v);
+        } else {
+            let d = r.diag(item.line, &ip, format!("unknown PII category `{}` (categories: {})", crate::model::echo(&v), PII_CATEGORIES.join(", "))).suggest(close_matches(&v, PII_CATEGORIES));
+            r.push(d);
+        }
+    }
+    set
+}
+
 /// The keys of a mapping node, as strings, for the reader's allowed list.
 fn role_keys(node: &crate::model::yaml::Node) -> Vec<String> {
     use saphyr::{ScalarOwned, YamlDataOwned};
@@ -245,7 +328,8 @@ mod tests {
 
     fn parse(text: &str) -> Result<AccessPolicy, Diagnostics> {
         let metrics: BTreeSet<String> = ["order_count", "revenue", "aov"].iter().map(|s| s.to_string()).collect();
-        AccessPolicy::parse(Path::new("access_policy.yaml"), text, &["list_metrics", "get_metric", "query_sql"], &metrics)
+        let entities: BTreeSet<String> = ["order", "customer", "store"].iter().map(|s| s.to_string()).collect();
+        AccessPolicy::parse(Path::new("access_policy.yaml"), text, Known { tools: &["list_metrics", "get_metric", "query_sql"], metrics: &metrics, entities: &entities })
     }
 
     #[test]
@@ -283,5 +367,30 @@ mod tests {
         assert!(d.contains("access_policy.yaml:5") && d.contains("roles.eu.row_filters[0].when") && d.contains("unknown key"), "{d}");
         assert!(d.contains("roles.eu.row_filters[0].where"), "the missing key is named: {d}");
         assert!(d.contains("access_policy.yaml:6") && d.contains("roles.eu.row_filter"), "{d}");
+    }
+
+    #[test]
+    fn entity_grants_are_unions_and_name_the_granting_role() {
+        let p = parse("version: 1\nroles:\n  sales:\n    entities: [order]\n  people:\n    entities: [customer]\n  all: {}\n").unwrap();
+        let sales = vec!["sales".to_string()];
+        assert!(p.check_entity(&sales, "order").is_ok());
+        let d = p.check_entity(&sales, "customer").unwrap_err();
+        assert_eq!(d.granted_by, vec!["all", "people"]);
+        assert!(d.widening_hint().contains("entity `customer`"), "{}", d.widening_hint());
+        let both = vec!["sales".to_string(), "people".to_string()];
+        assert_eq!(p.visible_entities(&both), Some(["order".to_string(), "customer".to_string()].into_iter().collect()));
+        assert!(p.check_entity(&both, "store").is_err());
+        assert_eq!(p.visible_entities(&["all".to_string()]), None);
+    }
+
+    #[test]
+    fn pii_widening_names_categories_and_never_the_floor() {
+        let p = parse("version: 1\nroles:\n  support:\n    pii_allowed: [contact, location]\n  sales: {}\n").unwrap();
+        assert_eq!(p.pii_allowed(&["support".to_string(), "sales".to_string()]), ["contact".to_string(), "location".to_string()].into_iter().collect());
+        assert!(p.pii_allowed(&["sales".to_string()]).is_empty());
+        let d = parse("version: 1\nroles:\n  support:\n    pii_allowed: [contact, payment_card]\n    entities: [ordr]\n  x:\n    pii_allowed: [contcat]\n").unwrap_err().to_string();
+        assert!(d.contains("access_policy.yaml:4: key `roles.support.pii_allowed[1]`") && d.contains("catastrophic floor"), "{d}");
+        assert!(d.contains("access_policy.yaml:5: key `roles.support.entities[0]`: unknown entity `ordr`") && d.contains("order"), "{d}");
+        assert!(d.contains("access_policy.yaml:7") && d.contains("unknown PII category `contcat`") && d.contains("contact"), "{d}");
     }
 }

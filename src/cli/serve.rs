@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use crate::auth::jwt::{JwtSettings, JwtValidator};
+use crate::auth::jwt::{JwksSource, JwtSettings, JwtValidator};
 use crate::auth::keys::ApiKeys;
 use crate::auth::Authenticator;
 use crate::mcp::gate::Gate;
@@ -51,7 +51,7 @@ Over HTTP, point the client at {\"url\": \"http://127.0.0.1:PORT/mcp\"}
 
 For a team (any address but loopback), HTTP needs authentication:
   --api-keys FILE (hashed keys, `schemabrain auth new-key`) and/or
-  --oauth-issuer URL --oauth-jwks FILE (signed JWT access tokens), with
+  --oauth-issuer URL [--oauth-jwks FILE|URL] (signed JWT access tokens), with
   --resource URL naming this server as clients reach it. A request without
   a valid credential gets 401 and the Protected Resource Metadata URL.
 See docs/mcp.md, \"Running schemabrain for a team\".";
@@ -85,12 +85,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "http")]
     pub api_keys: Option<PathBuf>,
     /// HTTP only: accept OAuth access tokens (signed JWTs) from this issuer
-    /// (its `iss`); needs --oauth-jwks.
-    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_jwks"])]
+    /// (its `iss`). Its keys: --oauth-jwks, else the `jwks_uri` of its
+    /// metadata (/.well-known/oauth-authorization-server, then
+    /// /.well-known/openid-configuration), read at startup.
+    #[arg(long, value_name = "URL", requires = "http")]
     pub oauth_issuer: Option<String>,
-    /// The issuer's public keys (a JWKS file, read again when it changes).
-    #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
-    pub oauth_jwks: Option<PathBuf>,
+    /// The issuer's public keys: a JWKS file (read again when it changes)
+    /// or its `jwks_uri` (https; fetched again on an unknown key id, at
+    /// most every 30 s, and every 15 minutes).
+    #[arg(long, value_name = "FILE|URL", requires = "oauth_issuer")]
+    pub oauth_jwks: Option<String>,
     /// The token claim listing the caller's roles.
     #[arg(long, value_name = "CLAIM", default_value = "roles")]
     pub oauth_roles_claim: String,
@@ -129,15 +133,19 @@ fn http_gate(args: &ServeArgs, addr: SocketAddr) -> Result<Option<Arc<Gate>>, St
         Some(path) => Some(ApiKeys::load(path).map_err(|d| format!("the API key file does not load:\n{d}"))?),
         None => None,
     };
-    let jwt = match (&args.oauth_issuer, &args.oauth_jwks) {
-        (Some(issuer), Some(jwks)) => Some(JwtValidator::new(JwtSettings {
-            issuer: issuer.clone(),
-            audience: resource.clone(),
-            jwks: jwks.clone(),
-            roles_claim: args.oauth_roles_claim.clone(),
-            leeway_secs: args.oauth_leeway,
-        })?),
-        _ => None,
+    let jwt = match &args.oauth_issuer {
+        Some(issuer) => {
+            let jwks = match &args.oauth_jwks {
+                Some(arg) => JwksSource::parse(arg),
+                None => {
+                    let uri = crate::auth::jwt::discover_jwks_uri(issuer).map_err(|e| format!("{e}; pass --oauth-jwks FILE|URL"))?;
+                    tracing::info!("the issuer's keys: {uri} (from its metadata)");
+                    JwksSource::Url(uri)
+                }
+            };
+            Some(JwtValidator::new(JwtSettings { issuer: issuer.clone(), audience: resource.clone(), jwks, roles_claim: args.oauth_roles_claim.clone(), leeway_secs: args.oauth_leeway })?)
+        }
+        None => None,
     };
     let auth = Authenticator::new(resource, keys, jwt)?;
     Gate::new(auth).map(|g| Some(Arc::new(g)))

@@ -195,7 +195,7 @@ impl ServerHandler for SchemaBrainServer {
         let uri = request.uri.clone();
         // Samples read the engine: off the reactor, like tool calls.
         let read = tokio::task::spawn_blocking(move || {
-            let read = session.with_provider_for(&client, principal.as_ref(), &Cancel::never(), |ctx| resources::read(ctx, &uri));
+            let read = session.with_provider_as(&client, principal.as_ref(), &Cancel::never(), |ctx| resources::read(ctx, &uri));
             // Samples are data: every read is audited, answered or not.
             let outcome = match &read {
                 Ok(_) => Ok(()),
@@ -243,7 +243,7 @@ impl ServerHandler for SchemaBrainServer {
             .into_iter()
             .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
             .collect();
-        let got = prompts::get(&self.session.project(), &request.name, &args);
+        let got = prompts::get(&self.session.project_as(principal_of(&context).as_ref()), &request.name, &args);
         let asked = serde_json::json!({"name": request.name, "arguments": args});
         self.session.record_read("prompts/get", &asked, got.as_ref().map(|_| ()).map_err(|_| "invalid_argument"), principal_of(&context).as_ref());
         match got {
@@ -260,7 +260,7 @@ impl ServerHandler for SchemaBrainServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.provider_only()?;
-        let values = prompts::complete(&self.session.project(), &request.argument.name, &request.argument.value);
+        let values = prompts::complete(&self.session.project_as(principal_of(&context).as_ref()), &request.argument.name, &request.argument.value);
         let asked = serde_json::json!({"argument": request.argument.name, "value": request.argument.value});
         self.session.record_read("completion/complete", &asked, Ok(()), principal_of(&context).as_ref());
         let total = values.len() as u32;

@@ -39,6 +39,14 @@ impl CheckedModel {
         &mut self.model.settings
     }
 
+    /// The PII categories one caller sees beyond the project's policy (its
+    /// roles' `pii_allowed`): a decision input like the settings, no
+    /// definition, so no new check. `PiiPolicy::sees` never lets a
+    /// catastrophic category through, whatever is given here.
+    pub fn widen_pii(&mut self, categories: Vec<String>) {
+        self.model.pii_policy.widened = categories;
+    }
+
     /// The model back, to change it (then check it again).
     pub fn into_model(self) -> SemanticModel {
         self.model

@@ -1118,7 +1118,7 @@ fn read_policy(r: &mut Reader<'_>, doc: &Node) -> Option<PiiPolicy> {
         );
     }
     let masking = map.get("masking").map(|f| read_masking(r, f)).unwrap_or_default();
-    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, masking, defined_at: Some(origin_at(r, &map)) })
+    Some(PiiPolicy { description, block, column_overrides, inferred, min_group_size, masking, defined_at: Some(origin_at(r, &map)), widened: Vec::new() })
 }
 
 /// `masking`: a mapping of a category or `schema.table.column` to a method.

@@ -1077,6 +1077,12 @@ pub struct PiiPolicy {
     /// `schema.table.column` (which wins); get_metric ignores it.
     pub masking: BTreeMap<String, MaskMethod>,
     pub defined_at: Option<Origin>,
+    /// Categories the caller may see beyond this policy (a role's
+    /// `pii_allowed` in access_policy.yaml, issue 37): set only on the model
+    /// a session cuts for that caller, never read from pii_policy.yaml. A
+    /// column's widened categories count as absent for every decision
+    /// (`pii::decide`); a catastrophic category is never widened (`sees`).
+    pub widened: Vec<String>,
 }
 
 /// What a masked column shows in place of its value. NULL stays NULL.
@@ -1128,6 +1134,12 @@ impl MaskMethod {
 pub const DEFAULT_MIN_GROUP_SIZE: u32 = 5;
 
 impl PiiPolicy {
+    /// Whether the caller sees `category` as if it were not PII (widened
+    /// for its role); never a catastrophic category, whatever was set.
+    pub fn sees(&self, category: &str) -> bool {
+        !CATASTROPHIC_CATEGORIES.contains(&category) && self.widened.iter().any(|w| w == category)
+    }
+
     /// Whether `category` is blocked: the policy's own or the catastrophic
     /// floor. The rule `blocked()` lists; asked per column, without the list.
     pub fn blocks(&self, category: &str) -> bool {

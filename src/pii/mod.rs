@@ -53,6 +53,7 @@ impl Tag {
 pub fn tag_of_table(policy: &PiiPolicy, table: &TableRef, column: &str) -> Tag {
     match found(policy, table, column) {
         Found::Tagged(t, source) => Tag { sensitivity: t.sensitivity.clone(), categories: t.categories.clone(), source },
+        Found::Narrowed(t, categories, source) => Tag { sensitivity: t.sensitivity.clone(), categories: categories.into_iter().map(str::to_string).collect(), source },
         Found::Classified(words) => {
             let categories: Vec<String> = words.into_iter().map(str::to_string).collect();
             let sensitivity = if categories.is_empty() { "public" } else { "pii" };
@@ -63,19 +64,35 @@ pub fn tag_of_table(policy: &PiiPolicy, table: &TableRef, column: &str) -> Tag {
 
 /// Where a column's tag comes from, in the order every reader asks: the
 /// policy's override, the index's inferred tag, the name classifier.
+/// A caller's widened categories (`PiiPolicy::widened`) are taken out here,
+/// the one place every reader goes through, so no tool can refuse or mask
+/// what another shows that caller.
 enum Found<'p> {
     Tagged(&'p crate::model::ColumnTag, &'static str),
+    /// A tag some of whose categories the caller sees: the rest.
+    Narrowed(&'p crate::model::ColumnTag, Vec<&'p str>, &'static str),
     Classified(Vec<&'static str>),
 }
 
 fn found<'p>(policy: &'p PiiPolicy, table: &TableRef, column: &str) -> Found<'p> {
+    let tagged = |t: &'p crate::model::ColumnTag, source: &'static str| {
+        if t.categories.iter().any(|c| policy.sees(c)) {
+            Found::Narrowed(t, t.categories.iter().map(String::as_str).filter(|c| !policy.sees(c)).collect(), source)
+        } else {
+            Found::Tagged(t, source)
+        }
+    };
     if let Some(t) = policy.tag(table, column) {
-        return Found::Tagged(t, "policy");
+        return tagged(t, "policy");
     }
     if let Some(t) = policy.inferred_tag(table, column) {
-        return Found::Tagged(t, "inferred");
+        return tagged(t, "inferred");
     }
-    Found::Classified(classify_name(column))
+    let mut classified = classify_name(column);
+    if !policy.widened.is_empty() {
+        classified.retain(|c| !policy.sees(c));
+    }
+    Found::Classified(classified)
 }
 
 /// The tag of `entity.column` (the entity's table column); a column of an
@@ -309,6 +326,7 @@ impl Found<'_> {
     fn is_empty(&self) -> bool {
         match self {
             Found::Tagged(t, _) => t.categories.is_empty(),
+            Found::Narrowed(_, c, _) => c.is_empty(),
             Found::Classified(c) => c.is_empty(),
         }
     }
@@ -317,6 +335,7 @@ impl Found<'_> {
     fn for_each(&self, mut f: impl FnMut(&str)) {
         match self {
             Found::Tagged(t, _) => t.categories.iter().for_each(|c| f(c)),
+            Found::Narrowed(_, c, _) => c.iter().for_each(|c| f(c)),
             Found::Classified(c) => c.iter().for_each(|c| f(c)),
         }
     }
@@ -392,5 +411,22 @@ mod tests {
         q.column_overrides.insert("a.t.x_email".into(), tag(&[]));
         q.column_overrides.insert("b.t.x_email".into(), tag(&["contact"]));
         assert_eq!(decide(&q, &table("c", "t"), "x_email").tag.source, "classifier");
+    }
+
+    /// A caller's widened categories count as absent in every decision,
+    /// a column keeps its other categories, and the floor is never widened.
+    #[test]
+    fn widened_categories_count_as_absent_never_the_floor() {
+        let mut p = PiiPolicy { block: vec!["contact".into()], ..Default::default() };
+        p.column_overrides.insert("main.customers.home".into(), tag(&["contact", "location"]));
+        let t = table("main", "customers");
+        assert!(decide(&p, &t, "email").redacted());
+        p.widened = vec!["contact".into(), "credential".into()];
+        let email = decide(&p, &t, "email");
+        assert!(!email.redacted() && !email.guarded() && email.mask.is_none(), "{email:?}");
+        assert_eq!(decide(&p, &t, "home").tag.categories, ["location"]);
+        assert!(decide(&p, &t, "home").guarded() && !decide(&p, &t, "home").redacted());
+        // `credential` was put in `widened` by hand: still blocked.
+        assert!(decide(&p, &t, "password").redacted());
     }
 }

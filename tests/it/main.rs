@@ -44,6 +44,8 @@ mod mcp_http;
 mod mcp_auth;
 // Row-level security per role: row filters through get_metric and query_sql against hand-written SQL.
 mod row_security;
+// Entity allowlists and PII widening per role; the JWKS fetched from the issuer's jwks_uri.
+mod auth_scope;
 // The hash-chained audit log: tampering, torn writes, kills, concurrency.
 mod audit;
 // Search: the golden question set and Recall@k.

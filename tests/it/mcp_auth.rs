@@ -99,7 +99,7 @@ async fn start_gated(key: &KeyPairPkcs8) -> Server {
     let resource = format!("http://{addr}/mcp");
     let jwks = dir.join("jwks.json");
     std::fs::write(&jwks, ed25519_jwks("k1", &key.public).to_string()).unwrap();
-    let jwt = JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: resource.clone(), jwks, roles_claim: "roles".into(), leeway_secs: 30 }).unwrap();
+    let jwt = JwtValidator::new(JwtSettings { issuer: ISS.into(), audience: resource.clone(), jwks: jwks.into(), roles_claim: "roles".into(), leeway_secs: 30 }).unwrap();
     let (api_key, hash) = schemabrain::auth::keys::new_key();
     let keys_file = dir.join("api_keys.yaml");
     std::fs::write(&keys_file, format!("version: 1\nkeys:\n  - principal: bob\n    roles: [finance]\n    sha256: {hash}\n")).unwrap();

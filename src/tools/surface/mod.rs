@@ -7,6 +7,7 @@
 //! Architecture invariant: no rmcp, no IO; the MCP adapter and tests see the
 //! same behaviour.
 
+pub mod scope;
 pub mod session;
 pub mod spec;
 

@@ -134,8 +134,17 @@ pub struct Session {
     scoped: std::sync::Mutex<ScopedModels>,
 }
 
-/// Sorted roles → (the project the cut was made from, the cut model).
-type ScopedModels = std::collections::HashMap<Vec<String>, (Arc<Project>, Arc<Project>)>;
+/// Sorted roles → (the project the cut was made from, the cut models).
+type ScopedModels = std::collections::HashMap<Vec<String>, (Arc<Project>, Scoped)>;
+
+/// One set of roles' cuts of the project (`scope`): the one their
+/// requests are planned on to find what they read, and the one they are
+/// served from.
+#[derive(Clone)]
+struct Scoped {
+    planning: Arc<Project>,
+    served: Arc<Project>,
+}
 
 /// The client of calls that name none (the CLI, stdio: one client per process).
 pub const LOCAL_CLIENT: &str = "local";
@@ -286,6 +295,7 @@ impl Session {
         }
         if provider::PROVIDER_TOOLS.contains(&tool) {
             let env = self.call_provider(client, restricted, tool, args, cancel);
+            let env = self.note_widening(restricted, tool, args, env);
             let env = self.retries.observe(client, tool, args, env);
             return record(env);
         }
@@ -321,6 +331,7 @@ impl Session {
             }
         };
         let env = self.recheck_drift(tool, args, env);
+        let env = self.note_widening(restricted, tool, args, env);
         let env = self.retries.observe(client, tool, args, env);
         record(env)
     }
@@ -335,9 +346,19 @@ impl Session {
             Envelope::refused(ToolError::refusal(RefusalKind::AllowlistViolation, message, recovery, Vec::new()).with_widening_hint(d.widening_hint()))
         };
         policy.check_tool(&p.roles, tool).map_err(|d| refuse(d, Recovery::none()))?;
-        if tool != "get_metric" {
-            return Ok(());
+        if tool == "get_metric" {
+            self.allowed_metrics(policy, p, args, &refuse)?;
         }
+        if let Some(scoped) = self.scoped_for(Some(p)) {
+            let dialect = self.engine.as_deref().map_or("duckdb", |e| e.dialect().name);
+            let listing = if policy.check_tool(&p.roles, "list_entities").is_ok() { Recovery::call("list_entities", serde_json::json!({})) } else { Recovery::none() };
+            super::scope::check_call(policy, &p.roles, &scoped.planning, tool, args, dialect).map_err(|d| refuse(d, listing))?;
+        }
+        Ok(())
+    }
+
+    /// get_metric's metrics or saved query, against the metrics allowlist.
+    fn allowed_metrics(&self, policy: &AccessPolicy, p: &Principal, args: &Json, refuse: &dyn Fn(crate::auth::policy::Denied, Recovery) -> Envelope) -> Result<(), Envelope> {
         let project = self.project();
         let model = &project.model;
         let named = args.get("name").into_iter().chain(args.get("names").and_then(Json::as_array).into_iter().flatten()).chain(args.get("query"));
@@ -354,39 +375,52 @@ impl Session {
 
     /// The project as `principal` may see it: with a policy, only the
     /// metrics its roles grant (and what granted derived metrics are
-    /// computed from). Built once per set of roles and project.
+    /// computed from), only their entities (`scope::served`), with their
+    /// PII widening. Built once per set of roles and project.
     fn project_for(&self, principal: Option<&Principal>) -> Arc<Project> {
-        let base = self.project();
-        let (Some(policy), Some(p)) = (&self.policy, principal) else { return base };
-        let visible = policy.visible_metrics(&p.roles);
-        if visible.is_none() && !policy.row_filtered(&p.roles) {
-            return base;
+        match self.scoped_for(principal) {
+            Some(s) => s.served,
+            None => self.project(),
         }
+    }
+
+    /// The caller's cuts of the project; `None` when it sees it whole.
+    fn scoped_for(&self, principal: Option<&Principal>) -> Option<Scoped> {
+        let (Some(policy), Some(p)) = (&self.policy, principal) else { return None };
+        let visible = policy.visible_metrics(&p.roles);
+        let entities = policy.visible_entities(&p.roles);
+        let widened = policy.pii_allowed(&p.roles);
+        if visible.is_none() && entities.is_none() && widened.is_empty() && !policy.row_filtered(&p.roles) {
+            return None;
+        }
+        let base = self.project();
         let mut key = p.roles.clone();
         key.sort();
         let mut cache = self.scoped.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((built_from, scoped)) = cache.get(&key) {
             if Arc::ptr_eq(built_from, &base) {
-                return scoped.clone();
+                return Some(scoped.clone());
             }
         }
+        let metrics_cut = match &visible {
+            None => (*base).clone(),
+            Some(visible) => match scope_project(&base, visible) {
+                Ok(p) => p,
+                Err(d) => {
+                    // Removing metrics keeps a checked model valid, so this is not
+                    // expected; the roles then see no metric at all.
+                    tracing::error!("the model scoped to roles {key:?} does not check; they see no metric:\n{d}");
+                    match scope_project(&base, &Default::default()) {
+                        Ok(p) => p,
+                        Err(_) => (*base).clone(),
+                    }
+                }
+            },
+        };
         // Roles with row filters read every table through them.
         let rows = policy.row_restriction(&p.roles, &base.model);
-        let scoped = match visible.map(|v| scope_project(&base, &v)) {
-            None => (*base).clone(),
-            Some(Ok(p)) => p,
-            Some(Err(d)) => {
-                // Removing metrics keeps a checked model valid, so this is not
-                // expected; the roles then see no metric at all.
-                tracing::error!("the model scoped to roles {key:?} does not check; they see no metric:\n{d}");
-                match scope_project(&base, &Default::default()) {
-                    Ok(p) => p,
-                    Err(_) => (*base).clone(),
-                }
-            }
-        };
-        let mut scoped = Project { rows: rows.map(Arc::new), ..scoped };
-        if let (Some(r), Some(catalog)) = (scoped.rows.clone(), scoped.catalog.as_mut()) {
+        let mut metrics_cut = Project { rows: rows.map(Arc::new), ..metrics_cut };
+        if let (Some(r), Some(catalog)) = (metrics_cut.rows.clone(), metrics_cut.catalog.as_mut()) {
             // A restricted table's statistics (row count, min, max) are of
             // every row: the metadata tools do not show them to these roles.
             for t in catalog.tables.iter_mut().filter(|(k, _)| r.table_by_key(k).is_some()).map(|(_, t)| t) {
@@ -396,9 +430,62 @@ impl Session {
                 }
             }
         }
-        let scoped = Arc::new(scoped);
+        let planning = Arc::new(super::scope::widen(metrics_cut, &widened));
+        let served = match &entities {
+            None => planning.clone(),
+            Some(allowed) => Arc::new(super::scope::served(&planning, allowed)),
+        };
+        let scoped = Scoped { planning, served };
         cache.insert(key, (base, scoped.clone()));
-        scoped
+        Some(scoped)
+    }
+
+    /// Adds `policy_applied.pii_widened` to a get_metric or query_sql
+    /// answer of a caller whose roles widen PII: the categories, and the
+    /// columns of the tables the answer read that carry one of them (what
+    /// the project's policy alone would have refused or masked there).
+    fn note_widening(&self, principal: Option<&Principal>, tool: &str, args: &Json, env: Envelope) -> Envelope {
+        let (Some(policy), Some(p)) = (&self.policy, principal) else { return env };
+        if !matches!(tool, "get_metric" | "query_sql") || env.tool_error().is_some() {
+            return env;
+        }
+        let widened = policy.pii_allowed(&p.roles);
+        let Some(scoped) = self.scoped_for(Some(p)).filter(|_| !widened.is_empty()) else { return env };
+        let base = self.project();
+        let entities = if tool == "get_metric" {
+            super::scope::request_entities(&scoped.planning, args)
+        } else {
+            let dialect = self.engine.as_deref().map_or("duckdb", |e| e.dialect().name);
+            args.get("sql").and_then(Json::as_str).map(|s| super::scope::sql_entities(&base, s, dialect)).unwrap_or_default()
+        };
+        let mut columns = Vec::new();
+        for name in &entities {
+            let Some(e) = base.model.entity(name) else { continue };
+            let table_columns: Vec<String> = match base.catalog.as_ref().and_then(|c| c.tables.get(&format!("{}.{}", e.table.schema, e.table.table))) {
+                Some(t) => t.columns.iter().map(|c| c.name.clone()).collect(),
+                None => e.columns.iter().map(|c| c.name.clone()).collect(),
+            };
+            for c in table_columns {
+                let d = crate::pii::decide(&base.model.pii_policy, &e.table, &c);
+                if !d.catastrophic && d.tag.categories.iter().any(|cat| widened.contains(cat)) {
+                    columns.push(serde_json::json!(format!("{name}.{c}")));
+                }
+            }
+        }
+        if columns.is_empty() {
+            return env;
+        }
+        let note = serde_json::json!({"categories": widened, "roles": p.roles, "columns": columns});
+        env.map_data_object(|data| {
+            let applied = data.entry("policy_applied").or_insert_with(|| serde_json::json!({}));
+            crate::json::set(applied, "pii_widened", note);
+        })
+    }
+
+    /// The project as `principal` may see it (MCP's prompts and
+    /// completions read it); the whole project for the local user.
+    pub fn project_as(&self, principal: Option<&Principal>) -> Arc<Project> {
+        self.project_for(principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER))
     }
 
     /// Whether the caller may use `tool` (MCP's tools/list shows only those).
@@ -416,13 +503,13 @@ impl Session {
     /// Runs `f` with the provider tools' context for `client` (MCP resources
     /// read through it, so they show nothing a tool would not).
     pub fn with_provider<R>(&self, client: &str, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
-        self.with_provider_for(client, None, cancel, f)
+        self.with_provider_as(client, None, cancel, f)
     }
 
-    /// [`Session::with_provider`] for `principal`: the project as its roles
-    /// may see it (their row filters; the local user is not restricted).
-    pub fn with_provider_for<R>(&self, client: &str, principal: Option<&Principal>, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
-        let project = self.project_for(principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER));
+    /// `with_provider` for `principal`: the project as its access policy
+    /// cuts it (only its entities' tables; its PII widening).
+    pub fn with_provider_as<R>(&self, client: &str, principal: Option<&Principal>, cancel: &Cancel, f: impl FnOnce(&provider::ProviderContext<'_>) -> R) -> R {
+        let project = self.project_as(principal);
         let ctx = provider::ProviderContext {
             project: &project,
             engine: self.engine.as_deref(),
@@ -444,7 +531,8 @@ impl Session {
             ));
             return next::attach(tool, args, env);
         }
-        let env = self.with_provider_for(client, principal, cancel, |ctx| {
+        // The caller's cut: its entities' tables only, its PII widening, its row filters.
+        let env = self.with_provider_as(client, principal, cancel, |ctx| {
             if ctx.project.rows.is_some() && !ROW_FILTERED_PROVIDER_TOOLS.contains(&tool) {
                 return row_filtered_refusal(tool);
             }
@@ -629,7 +717,9 @@ fn load_policy(project: &Project) -> Result<Option<AccessPolicy>, SessionError> 
     let model = &project.model;
     let metrics: std::collections::BTreeSet<String> = model.metrics.keys().chain(model.derived.keys()).chain(model.queries.keys()).cloned().collect();
     let tools: Vec<&str> = semantic::TOOL_NAMES.iter().chain(provider::PROVIDER_TOOLS.iter()).copied().collect();
-    let policy = AccessPolicy::load(&project.dir, &tools, &metrics).map_err(SessionError::Policy)?;
+    let entities: std::collections::BTreeSet<String> = model.entities.keys().cloned().collect();
+    let known = crate::auth::policy::Known { tools: &tools, metrics: &metrics, entities: &entities };
+    let policy = AccessPolicy::load(&project.dir, known).map_err(SessionError::Policy)?;
     if let Some(p) = &policy {
         let file = project.dir.join(crate::auth::policy::POLICY_FILE);
         crate::auth::row_filter::check(&file, p.row_filters(), model).map_err(SessionError::Policy)?;
