@@ -212,6 +212,9 @@ write("raw_account_balances", ["balance_id", "account_id", "balance_date", "bala
 spine = []
 d = dt.date(2023, 1, 1)
 while d <= dt.date(2024, 6, 30):
-    spine.append([d.isoformat()])
+    # Fiscal years start on 1 February (a custom granularity of the spine,
+    # `metric_time__fiscal_year`): the year's first day.
+    fiscal = dt.date(d.year if d.month >= 2 else d.year - 1, 2, 1)
+    spine.append([d.isoformat(), fiscal.isoformat()])
     d += dt.timedelta(days=1)
-write("raw_time_spine", ["date_day"], spine)
+write("raw_time_spine", ["date_day", "fiscal_year"], spine)
