@@ -29,10 +29,16 @@
 //! the time spine as MetricFlow does; a natural entity with validity
 //! windows (SCD) becomes an entity without identity joined by the version
 //! valid at the metric's time (`valid_between`); a metric's filter with OR
-//! becomes `any_of` items. Not yet (listed when met): filters on derived
-//! inputs and on derived, cumulative or conversion metrics themselves, OR
-//! in a ratio input's filter or in a conversion metric's own filter,
-//! `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
+//! becomes `any_of` items. Ratio and derived metrics over other ratio and
+//! derived metrics are flattened to arithmetic over simple metrics
+//! (`nested`), each input's own filter, alias and offset carried down;
+//! metrics that read each other in a cycle are listed with the cycle.
+//! Not yet (listed when met): filters on derived, cumulative or conversion
+//! metrics themselves, OR in an input's filter or in a conversion
+//! metric's own filter, `Metric()` inside a metric's own filter, an
+//! offset on an input that is already moved below, a derived input that
+//! is a cumulative or conversion metric, the time spine's custom
+//! granularities (`metric_time__fiscal_year`). Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
 //! Models and sources without semantic models (most dbt projects) are
