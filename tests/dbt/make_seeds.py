@@ -55,9 +55,11 @@ for cid in range(1, 21):
     customers.append([
         cid, f"Customer {cid:02d}", COUNTRIES[cid - 1], SEGMENTS[cid % 3],
         signup.isoformat(), b(cid % 4 != 0), money(500 + 250 * (cid % 5)),
+        # A phone number for two customers in three (a presence test's column).
+        None if cid % 3 == 0 else f"+1-555-01{cid:02d}",
     ])
 write("raw_customers",
-      ["customer_id", "customer_name", "country", "segment", "signup_date", "is_active", "credit_limit"],
+      ["customer_id", "customer_name", "country", "segment", "signup_date", "is_active", "credit_limit", "phone"],
       customers)
 
 # ---------------------------------------------------------------- stores

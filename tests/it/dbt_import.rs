@@ -270,6 +270,7 @@ const KNOWN_REFUSALS: &[(&str, &str, &str)] = &[
     // computed as written, which these engines do not read.
     ("Postgres", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (year() does not exist)"),
     ("MariaDB", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (`||` and CAST AS VARCHAR)"),
+    ("Spark", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (CAST AS VARCHAR without a length)"),
     // MySQL and MariaDB have no exact median or percentile aggregate: the
     // request is refused rather than approximated.
     ("MariaDB", "010_median_and_percentiles_by_promo", "no exact median or percentile on MySQL/MariaDB"),
