@@ -55,7 +55,8 @@ fn imported() -> (PathBuf, Project) {
         .args(["import", "dbt", manifest.to_str().unwrap(), "--out", project_dir.to_str().unwrap(), "--json"])
         .output()
         .unwrap();
-    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stdout));
+    // Exit 1 lists what is not mapped (the spine's custom granularity); the rest is written.
+    assert!(matches!(import.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&import.stdout));
     let db = dir.join("dbt_shop.duckdb");
     warehouse::create(&db);
     let options = SessionOptions {

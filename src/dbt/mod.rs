@@ -29,10 +29,17 @@
 //! the time spine as MetricFlow does; a natural entity with validity
 //! windows (SCD) becomes an entity without identity joined by the version
 //! valid at the metric's time (`valid_between`); a metric's filter with OR
-//! becomes `any_of` items. Not yet (listed when met): filters on derived
-//! inputs and on derived, cumulative or conversion metrics themselves, OR
-//! in a ratio input's filter or in a conversion metric's own filter,
-//! `Metric()` inside a metric's own filter. Saved queries become `queries/<name>.yaml` (their names
+//! becomes `any_of` items. Ratio and derived metrics over other ratio and
+//! derived metrics are flattened to arithmetic over simple metrics
+//! (`nested`), each input's own filter, alias and offset carried down;
+//! metrics that read each other in a cycle are listed with the cycle.
+//! A derived metric's own filter goes to each of its inputs (MetricFlow's
+//! rule). Not yet (listed when met): filters on ratio, cumulative or
+//! conversion metrics themselves, or on a derived metric with a moved input, OR in an input's filter or in a conversion
+//! metric's own filter, `Metric()` inside a metric's own filter, an
+//! offset on an input that is already moved below, a derived input that
+//! is a cumulative or conversion metric, the time spine's custom
+//! granularities (`metric_time__fiscal_year`). Saved queries become `queries/<name>.yaml` (their names
 //! stay MetricFlow's: requests read them).
 //!
 //! Models and sources without semantic models (most dbt projects) are
@@ -51,6 +58,7 @@ use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
 
+pub mod nested;
 pub mod plain;
 pub mod project;
 pub mod where_filter;
@@ -227,6 +235,16 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
 /// model's foreign entity may name: the join goes to them.
 pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside: &BTreeMap<String, String>) -> Imported {
     let mut out = Imported { time_spine: time_spine(manifest), ..Imported::default() };
+    // A custom granularity (`metric_time__fiscal_year`: the spine's column
+    // at each day) has no grain of ours yet; requests at it are refused.
+    let spines = manifest.get("project_configuration").map(|c| arr(c, "time_spines")).unwrap_or(&[]);
+    for g in spines.iter().flat_map(|sp| arr(sp, "custom_granularities")) {
+        let name = s(g, "name").unwrap_or("?");
+        out.unmapped.push(Unmapped {
+            item: format!("custom_granularity {name}"),
+            reason: format!("a grain read from a time spine column (`metric_time__{name}`) is not in our grammar yet: requests at it are refused"),
+        });
+    }
     let mut models: Vec<Model<'_>> = Vec::new();
     let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
     for sm in arr(manifest, "semantic_models") {
@@ -429,14 +447,7 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
     }
     for (name, metric) in &by_name {
         match s(metric, "type") {
-            Some("simple") => {}
-            Some("ratio") => match ratio_metric(name, metric, &mapped, &names, source_file) {
-                Ok(text) => {
-                    out.files.insert(format!("metrics/{name}.yaml"), text);
-                    mapped.insert(name.to_string());
-                }
-                Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
-            },
+            Some("simple") | Some("ratio") | Some("derived") | Some("cumulative") => {}
             Some("conversion") => match conversion_metric(name, metric, &mapped, &with_or, &by_name, &measures, &models, source_file) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
@@ -444,26 +455,34 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
                 }
                 Err(reason) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason }),
             },
-            Some("derived") | Some("cumulative") => {}
             Some(other) => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: format!("{other} metrics are not imported yet") }),
             None => out.unmapped.push(Unmapped { item: format!("metric {name}"), reason: "no type".into() }),
         }
     }
-    // Derived and cumulative metrics read other metrics: map them in rounds
-    // until no more can be (a derived metric may read another).
+    // Ratio, derived and cumulative metrics read other metrics: map them in
+    // rounds until no more can be (a derived metric may read a ratio or
+    // another derived metric, flattened by `nested`).
+    let simple: BTreeSet<String> = by_name.iter().filter(|(_, m)| s(m, "type") == Some("simple")).map(|(n, _)| n.to_string()).filter(|n| mapped.contains(n)).collect();
+    let mut composites: BTreeMap<String, nested::Composite> = BTreeMap::new();
     let mut pending: Vec<&str> =
-        by_name.iter().filter(|(_, m)| matches!(s(m, "type"), Some("derived") | Some("cumulative"))).map(|(n, _)| *n).collect();
+        by_name.iter().filter(|(_, m)| matches!(s(m, "type"), Some("ratio") | Some("derived") | Some("cumulative"))).map(|(n, _)| *n).collect();
+    let has_spine = out.time_spine.is_some();
+    let map_one = |name: &str, metric: &Json, mapped: &BTreeSet<String>, composites: &mut BTreeMap<String, nested::Composite>| -> Result<String, Pending> {
+        let reads = Reads { simple: &simple, composites, mapped, names: &names };
+        let (text, composite) = match s(metric, "type") {
+            Some("ratio") => ratio_metric(name, metric, &reads, source_file)?,
+            Some("derived") => derived_metric(name, metric, &reads, has_spine, source_file)?,
+            _ => return cumulative_metric(name, metric, mapped, has_spine, source_file),
+        };
+        composites.insert(name.to_string(), composite);
+        Ok(text)
+    };
     loop {
         let mut progress = false;
         let mut still = Vec::new();
         for name in pending {
             let Some(&metric) = by_name.get(name) else { continue };
-            let result = if s(metric, "type") == Some("derived") {
-                derived_metric(name, metric, &mapped, out.time_spine.is_some(), source_file)
-            } else {
-                cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file)
-            };
-            match result {
+            match map_one(name, metric, &mapped, &mut composites) {
                 Ok(text) => {
                     out.files.insert(format!("metrics/{name}.yaml"), text);
                     mapped.insert(name.to_string());
@@ -478,11 +497,11 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
             break;
         }
     }
-    for name in pending {
+    for &name in &pending {
         let Some(&metric) = by_name.get(name) else { continue };
-        let reason = match s(metric, "type") == Some("derived") {
-            true => derived_metric(name, metric, &mapped, out.time_spine.is_some(), source_file),
-            false => cumulative_metric(name, metric, &mapped, out.time_spine.is_some(), source_file),
+        let reason = match cycle_through(name, &pending, &by_name) {
+            Some(cycle) => Err(Pending::Never(format!("it reads itself through {}: metrics that read each other in a cycle have no value", cycle.join(" -> ")))),
+            None => map_one(name, metric, &mapped, &mut composites),
         };
         if let Err(Pending::Waiting(reason) | Pending::Never(reason)) = reason {
             out.unmapped.push(Unmapped { item: format!("metric {name}"), reason });
@@ -714,36 +733,69 @@ fn simple_metric(
     Ok((text, filters.or))
 }
 
-fn ratio_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, names: &Names, source_file: &str) -> Result<String, String> {
+/// What a ratio or derived metric's inputs may read: simple metrics, the
+/// ratio and derived metrics mapped so far (flattened), and anything else
+/// mapped (a cumulative or conversion metric, which no input may read).
+struct Reads<'a> {
+    simple: &'a BTreeSet<String>,
+    composites: &'a BTreeMap<String, nested::Composite>,
+    mapped: &'a BTreeSet<String>,
+    names: &'a Names,
+}
+
+impl Reads<'_> {
+    /// One input of `what` (`the numerator`, `its input`): the metric it
+    /// reads with its own filter items (ANDed, so no OR).
+    fn input<'r>(&'r self, what: &str, v: &Json, alias: String, offset: Option<String>) -> Result<nested::Input<'r>, Pending> {
+        let m = s(v, "name").unwrap_or("?");
+        // metric_time inside an input filter would need the input's time dimension.
+        let filters = filters_of(v, self.names, None).map_err(Pending::Never)?;
+        if filters.or {
+            return Err(Pending::Never(format!("{what} `{m}` has a filter with OR, which an input's filters cannot say (they are ANDed)")));
+        }
+        let read = if self.simple.contains(m) {
+            nested::Read::Simple(m.to_string())
+        } else if let Some(c) = self.composites.get(m) {
+            nested::Read::Composite(c)
+        } else if self.mapped.contains(m) {
+            return Err(Pending::Never(format!("{what} `{m}` is a cumulative or conversion metric; ours read simple, ratio and derived metrics")));
+        } else {
+            return Err(Pending::Waiting(format!("{what} `{m}` was not mapped")));
+        };
+        Ok(nested::Input { alias, read, filters: filters.items, offset })
+    }
+}
+
+/// A ratio metric: `type: ratio` over two simple metrics (their filters
+/// included), or, when a side is itself a ratio or derived metric, the
+/// same division written as a derived metric over the flattened inputs.
+fn ratio_metric(name: &str, metric: &Json, reads: &Reads<'_>, source_file: &str) -> Result<(String, nested::Composite), Pending> {
     if metric.get("filter").is_some_and(|f| !f.is_null()) {
-        return Err("a filter on a ratio metric itself is not imported yet".into());
+        return Err(Pending::Never("a filter on a ratio metric itself is not imported yet".into()));
     }
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
-    let side = |key: &str| -> Result<String, String> {
-        let v = tp.get(key).filter(|v| !v.is_null()).ok_or_else(|| format!("no {key}"))?;
+    let side = |key: &str| -> Result<nested::Input<'_>, Pending> {
+        let v = tp.get(key).filter(|v| !v.is_null()).ok_or_else(|| Pending::Never(format!("no {key}")))?;
         if v.get("offset_window").is_some_and(|x| !x.is_null()) || v.get("offset_to_grain").is_some_and(|x| !x.is_null()) {
-            return Err(format!("the {key} has an offset, not imported yet"));
+            return Err(Pending::Never(format!("the {key} has an offset, not imported yet")));
         }
-        let m = s(v, "name").unwrap_or("?").to_string();
-        if !mapped.contains(&m) {
-            return Err(format!("the {key} `{m}` was not mapped"));
-        }
-        // metric_time inside an input filter would need the input's time dimension.
-        let filters = filters_of(v, names, None)?;
-        if filters.or {
-            return Err(format!("the {key} `{m}` has a filter with OR, which an input's filters cannot say (they are ANDed)"));
-        }
-        if filters.items.is_empty() {
-            Ok(m)
-        } else {
-            Ok(format!("{{metric: {m}, filter: [{}]}}", filters.items.join(", ")))
-        }
+        reads.input(&format!("the {key}"), v, key.to_string(), None)
     };
     let (num, den) = (side("numerator")?, side("denominator")?);
+    let plain = |i: &nested::Input<'_>| match &i.read {
+        nested::Read::Simple(m) if i.filters.is_empty() => Some(m.clone()),
+        nested::Read::Simple(m) => Some(format!("{{metric: {m}, filter: [{}]}}", i.filters.join(", "))),
+        nested::Read::Composite(_) => None,
+    };
+    let sides = plain(&num).zip(plain(&den));
+    let composite = nested::ratio(num, den).map_err(Pending::Never)?;
     let mut text = header(name, metric);
-    text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n"));
+    match sides {
+        Some((num, den)) => text.push_str(&format!("type: ratio\nnumerator: {num}\ndenominator: {den}\n")),
+        None => text.push_str(&nested::derived_yaml(&composite, &nested::text(&composite.expr))),
+    }
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
-    Ok(text)
+    Ok((text, composite))
 }
 
 /// The semantic model a simple metric reads: its measure's, or the one its
@@ -844,54 +896,85 @@ fn interval(v: &Json) -> Option<String> {
     Some(format!("{n} {g}{}", if n == 1 { "" } else { "s" }))
 }
 
-fn derived_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, has_time_spine: bool, source_file: &str) -> Result<String, Pending> {
-    if metric.get("filter").is_some_and(|f| !f.is_null()) {
-        return Err(Pending::Never("a filter on a derived metric itself is not imported yet".into()));
+/// A derived metric: its inputs (each with its own filter, alias and
+/// offset) over simple metrics, ratio and derived ones flattened.
+fn derived_metric(name: &str, metric: &Json, reads: &Reads<'_>, has_time_spine: bool, source_file: &str) -> Result<(String, nested::Composite), Pending> {
+    // MetricFlow applies a derived metric's own filter to each input's query.
+    let own = filters_of(metric, reads.names, None).map_err(Pending::Never)?;
+    if own.or {
+        return Err(Pending::Never("its own filter has OR, which its inputs' filters cannot say (they are ANDed)".into()));
     }
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
     let expr = s(&tp, "expr").ok_or_else(|| Pending::Never("a derived metric without `expr`".into()))?;
+    let parsed = MeasureExpr::parse(expr).map_err(|e| Pending::Never(format!("its expr `{expr}` is outside the expression grammar ({e})")))?;
     let mut inputs = Vec::new();
-    let mut moved = false;
     for i in arr(&tp, "metrics") {
         let m = s(i, "name").unwrap_or("?");
-        if !mapped.contains(m) {
-            return Err(Pending::Waiting(format!("its input `{m}` was not mapped")));
-        }
-        if i.get("filter").is_some_and(|f| !f.is_null()) {
-            return Err(Pending::Never(format!("its input `{m}` has a filter, not imported yet")));
-        }
-        let mut item = format!("{{name: {m}");
-        if let Some(a) = s(i, "alias") {
-            item.push_str(&format!(", alias: {a}"));
-        }
+        let alias = s(i, "alias").unwrap_or(m).to_string();
         // MetricFlow answers for every bucket where an input has rows, the
         // moved buckets included, and for every spine bucket of a period
         // whose start an offset_to_grain input has: ours with `periods: any_input`.
+        let mut offset = None;
         if let Some(g) = s(i, "offset_to_grain") {
             if !has_time_spine {
                 return Err(Pending::Never(format!("its input `{m}` has offset_to_grain, answered on the time spine, and the manifest names none")));
             }
             let g = crate::model::Grain::parse(g).ok_or_else(|| Pending::Never(format!("its input `{m}` has offset_to_grain `{g}`, not a grain")))?;
-            item.push_str(&format!(", offset_to_grain: {}", g.as_str()));
-            moved = true;
+            offset = Some(format!("offset_to_grain: {}", g.as_str()));
         }
         if let Some(w) = i.get("offset_window").filter(|w| !w.is_null()) {
-            item.push_str(&format!(", offset_window: {}", interval(w).ok_or_else(|| Pending::Never("an offset_window it cannot read".into()))?));
-            moved = true;
+            offset = Some(format!("offset_window: {}", interval(w).ok_or_else(|| Pending::Never("an offset_window it cannot read".into()))?));
         }
-        item.push('}');
-        inputs.push(item);
+        inputs.push(reads.input("its input", i, alias, offset)?);
+    }
+    let nested = inputs.iter().any(|i| matches!(i.read, nested::Read::Composite(_)));
+    let mut composite = nested::flatten(&parsed, inputs).map_err(Pending::Never)?;
+    if !own.items.is_empty() {
+        // Whether the filter reads the moved rows or the unmoved ones is not pinned down here.
+        if composite.leaves.iter().any(|l| l.offset.is_some()) {
+            return Err(Pending::Never("a filter on a derived metric itself with a moved input (offset) is not imported yet".into()));
+        }
+        for leaf in &mut composite.leaves {
+            leaf.filters.extend(own.items.iter().cloned());
+        }
     }
     let mut text = header(name, metric);
-    text.push_str(&format!("type: derived\nexpression: {}\nmetrics:\n", q(expr)));
-    for i in inputs {
-        text.push_str(&format!("  - {i}\n"));
-    }
-    if moved {
-        text.push_str("periods: any_input\n");
-    }
+    // Over simple metrics only: dbt's own expression, as written.
+    let expression = if nested { nested::text(&composite.expr) } else { expr.to_string() };
+    text.push_str(&nested::derived_yaml(&composite, &expression));
     text.push_str(&provenance(&origin(metric, source_file, &format!("metrics[{name}]"))));
-    Ok(text)
+    Ok((text, composite))
+}
+
+/// The metrics a ratio, derived or cumulative metric reads.
+fn inputs_of(metric: &Json) -> Vec<&str> {
+    let Some(tp) = metric.get("type_params") else { return Vec::new() };
+    let mut out: Vec<&str> = arr(tp, "metrics").iter().filter_map(|i| s(i, "name")).collect();
+    for key in ["numerator", "denominator", "measure"] {
+        out.extend(tp.get(key).and_then(|v| s(v, "name")));
+    }
+    out.extend(tp.get("cumulative_type_params").and_then(|c| c.get("metric")).and_then(|m| s(m, "name")));
+    out
+}
+
+/// A path from `start` back to itself through the inputs of metrics that
+/// are still `pending` (`a`, `b`, `a`), if there is one.
+fn cycle_through<'a>(start: &'a str, pending: &[&'a str], by_name: &BTreeMap<&'a str, &'a Json>) -> Option<Vec<&'a str>> {
+    let mut path = vec![start];
+    let mut seen = BTreeSet::new();
+    fn walk<'a>(at: &'a str, start: &str, pending: &[&'a str], by_name: &BTreeMap<&'a str, &'a Json>, path: &mut Vec<&'a str>, seen: &mut BTreeSet<&'a str>) -> bool {
+        let Some(metric) = by_name.get(at) else { return false };
+        for next in inputs_of(metric) {
+            let Some(&next) = pending.iter().find(|p| **p == next) else { continue };
+            path.push(next);
+            if next == start || (seen.insert(next) && walk(next, start, pending, by_name, path, seen)) {
+                return true;
+            }
+            path.pop();
+        }
+        false
+    }
+    walk(start, start, pending, by_name, &mut path, &mut seen).then_some(path)
 }
 
 fn cumulative_metric(name: &str, metric: &Json, mapped: &BTreeSet<String>, has_time_spine: bool, source_file: &str) -> Result<String, Pending> {

@@ -274,8 +274,20 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
     for (_, doc) in &yaml {
         for m in arr(doc, "models") {
             // `time_spine: {standard_granularity_column: date_day}` on a model.
+            // Its `custom_granularities` (`{name, column_name}`, the column
+            // defaulting to the name) as the manifest lists them.
             if let (Some(model), Some(column)) = (s(m, "name"), m.get("time_spine").and_then(|t| s(t, "standard_granularity_column"))) {
-                time_spines.push((model.to_string(), column.to_string()));
+                let custom: Vec<Json> = m
+                    .get("time_spine")
+                    .map(|t| arr(t, "custom_granularities"))
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|g| {
+                        let name = s(g, "name")?;
+                        Some(json!({"name": name, "column_name": s(g, "column_name").unwrap_or(name)}))
+                    })
+                    .collect();
+                time_spines.push((model.to_string(), column.to_string(), custom));
             }
             let (Some(model), Some(config)) = (s(m, "name"), m.get("config")) else { continue };
             let entry = relations.configs.entry(model.to_string()).or_default();
@@ -332,7 +344,9 @@ pub fn read_project(dir: &Path, schema: Option<&str>) -> Result<ProjectRead, Str
     }
     let time_spines: Vec<Json> = time_spines
         .iter()
-        .map(|(model, column)| json!({"node_relation": relations.of(model), "primary_column": {"name": column, "time_granularity": "day"}}))
+        .map(|(model, column, custom)| {
+            json!({"node_relation": relations.of(model), "primary_column": {"name": column, "time_granularity": "day"}, "custom_granularities": custom})
+        })
         .collect();
     let manifest = json!({
         "semantic_models": semantic_models,

@@ -55,9 +55,11 @@ for cid in range(1, 21):
     customers.append([
         cid, f"Customer {cid:02d}", COUNTRIES[cid - 1], SEGMENTS[cid % 3],
         signup.isoformat(), b(cid % 4 != 0), money(500 + 250 * (cid % 5)),
+        # A phone number for two customers in three (a presence test's column).
+        None if cid % 3 == 0 else f"+1-555-01{cid:02d}",
     ])
 write("raw_customers",
-      ["customer_id", "customer_name", "country", "segment", "signup_date", "is_active", "credit_limit"],
+      ["customer_id", "customer_name", "country", "segment", "signup_date", "is_active", "credit_limit", "phone"],
       customers)
 
 # ---------------------------------------------------------------- stores
@@ -212,6 +214,9 @@ write("raw_account_balances", ["balance_id", "account_id", "balance_date", "bala
 spine = []
 d = dt.date(2023, 1, 1)
 while d <= dt.date(2024, 6, 30):
-    spine.append([d.isoformat()])
+    # Fiscal years start on 1 February (a custom granularity of the spine,
+    # `metric_time__fiscal_year`): the year's first day.
+    fiscal = dt.date(d.year if d.month >= 2 else d.year - 1, 2, 1)
+    spine.append([d.isoformat(), fiscal.isoformat()])
     d += dt.timedelta(days=1)
-write("raw_time_spine", ["date_day"], spine)
+write("raw_time_spine", ["date_day", "fiscal_year"], spine)

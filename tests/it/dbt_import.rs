@@ -1,7 +1,8 @@
 //! `schemabrain import dbt` (issue 12, first part): the dbt_shop fixture's
 //! semantic manifest imported, the unmapped items listed, and every oracle
-//! case the import can express answered as MetricFlow answered it (rows
-//! compared after sorting, numbers to a relative 1e-9).
+//! case MetricFlow answers answered as it answered it (rows compared as a
+//! multiset and, where the request orders them, in its order; numbers to a
+//! relative 1e-9), or listed by name in `KNOWN_REFUSALS` with the reason.
 //!
 //! The warehouse is rebuilt without dbt, as tests/fixtures/dbt_shop/README.md
 //! says: each model is its seed loaded with dbt_project.yml's column types.
@@ -41,9 +42,27 @@ fn import_with(out: &Path, extra: &[&str]) -> Json {
         .output()
         .unwrap();
     let doc: Json = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("one JSON document ({e}): {}", String::from_utf8_lossy(&run.stdout)));
-    // Everything maps: exit 0, with an empty list.
-    assert_eq!(run.status.code(), Some(0), "{doc:#}");
+    assert_known_unmapped(&doc, run.status.code());
     doc
+}
+
+/// What dbt_shop declares that the import does not map yet, with why.
+/// Anything else unmapped fails the tests; so does an item here that maps.
+const KNOWN_UNMAPPED: &[(&str, &str)] = &[(
+    "custom_granularity fiscal_year",
+    "no grain of ours reads a time spine column yet (the oracle's fiscal_year cases are KNOWN_REFUSALS)",
+)];
+
+/// The import listed exactly `KNOWN_UNMAPPED` and exited 1 for them (0
+/// when the list is empty).
+fn assert_known_unmapped(doc: &Json, code: Option<i32>) {
+    let unmapped: Vec<&str> = doc["unmapped"].as_array().unwrap_or_else(|| panic!("{doc:#}")).iter().map(|u| u["item"].as_str().unwrap()).collect();
+    let known: Vec<&str> = KNOWN_UNMAPPED.iter().map(|(item, _)| *item).collect();
+    assert_eq!(unmapped, known, "unmapped items other than the known ones: {doc:#}");
+    for u in doc["unmapped"].as_array().unwrap() {
+        assert!(!u["reason"].as_str().unwrap().is_empty(), "{u}");
+    }
+    assert_eq!(code, Some(if known.is_empty() { 0 } else { 1 }), "{doc:#}");
 }
 
 #[test]
@@ -53,7 +72,6 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     assert!(doc["problems"].is_null(), "the imported project loads: {doc:#}");
     assert_eq!(doc["entities"], 10, "{doc:#}");
     let unmapped: Vec<String> = doc["unmapped"].as_array().unwrap().iter().map(|u| u["item"].as_str().unwrap().to_string()).collect();
-    assert!(unmapped.is_empty(), "{doc:#}");
     // Cumulative metrics (every period_agg), the time spine's metrics,
     // conversions and computed dimensions and measures (SQL `expr`) map.
     for mapped in [
@@ -68,6 +86,7 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
         "semantic_model account_balances",
         "semantic_model store_managers",
         "metric large_line_revenue",
+        "metric aov_minus_median_discount", "metric aov_gap_vs_net", "metric completed_revenue_share", "metric us_promo_share_gap", "metric net_revenue_mom", "metric us_active_share_gap", "metric completed_net_revenue",
     ] {
         assert!(!unmapped.iter().any(|u| u == mapped), "{mapped} is mapped: {unmapped:?}");
     }
@@ -97,6 +116,19 @@ fn the_manifest_imports_and_lists_what_it_cannot_map() {
     assert_eq!(doc["dbt_names"]["store__manager_name"], "store_manager_version.manager_name");
     // A metric's own filter with OR: an `any_of` item beside the plain ones.
     assert_eq!(p.model.metrics["large_line_revenue"].any_of.len(), 1);
+    // Derived metrics over ratio and derived ones read simple metrics only
+    // once inlined: aov_gap_vs_net's three inputs are six (revenue and
+    // orders_with_items, median_discount, revenue and discount_total, order_count).
+    let gap = &p.model.derived["aov_gap_vs_net"];
+    let leaves: Vec<&str> = gap.inputs.iter().map(|i| i.metric.as_str()).collect();
+    assert_eq!(leaves, ["revenue", "orders_with_items", "median_discount", "revenue", "discount_total", "order_count"]);
+    // A filter on a ratio input reaches both of its sides; an alias names the input.
+    let us = &p.model.derived["us_promo_share_gap"];
+    assert_eq!(us.inputs.iter().map(|i| i.filters.len()).collect::<Vec<_>>(), [1, 1, 0, 0]);
+    let completed = &p.model.derived["completed_revenue_share"];
+    assert_eq!((completed.inputs[0].alias.as_str(), completed.inputs[0].filters.len()), ("completed_rev", 1));
+    // A derived metric's own filter is each input's.
+    assert!(p.model.derived["completed_net_revenue"].inputs.iter().all(|i| i.filters.len() == 1));
     let month_start = &p.model.derived["revenue_at_month_start"];
     assert_eq!(month_start.periods, schemabrain::model::Periods::AnyInput);
     assert_eq!(doc["dbt_names"]["customer__customer_segment"], "customer.segment");
@@ -186,7 +218,7 @@ fn imported_metrics_answer_as_metricflow_does() {
     let doc = import(&out);
     let warehouse = dbt_shop_warehouse();
     let compared = answers_like_metricflow("DuckDB", &out, &doc, &format!("duckdb:{}", warehouse.display()));
-    assert!(compared >= 89, "only {compared} cases compared (89 when this was written)");
+    assert!(compared >= 121, "only {compared} cases compared (121 when this was written)");
 }
 
 /// The same oracle on Postgres: the warehouse exported there, the manifest
@@ -198,7 +230,7 @@ fn imported_metrics_answer_as_metricflow_does() {
 fn imported_metrics_answer_as_metricflow_does_on_postgres() {
     let Some(schema) = crate::engines_servers::PgSchema::create("dbtshop") else { return };
     let compared = answers_like_metricflow_on_server("Postgres", &schema.url, &schema.name);
-    assert!(compared >= 89, "only {compared} cases compared on Postgres (89 when this was written)");
+    assert!(compared >= 120, "only {compared} cases compared on Postgres (120 when this was written)");
 }
 
 /// And on MariaDB (the `mysql` dialect: `?` placeholders bound in text
@@ -208,7 +240,7 @@ fn imported_metrics_answer_as_metricflow_does_on_postgres() {
 fn imported_metrics_answer_as_metricflow_does_on_mariadb() {
     let Some(db) = crate::engines_servers::MyDatabase::create("dbtshop") else { return };
     let compared = answers_like_metricflow_on_server("MariaDB", &db.url, &db.name);
-    assert!(compared >= 86, "only {compared} cases compared on MariaDB (86 when this was written)");
+    assert!(compared >= 114, "only {compared} cases compared on MariaDB (114 when this was written)");
 }
 
 /// And on Spark over Spark Connect (the `databricks` dialect): the
@@ -226,7 +258,83 @@ fn imported_metrics_answer_as_metricflow_does_on_spark() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-spark"));
     let doc = import_with(&out, &["--schema", &database]);
     let compared = answers_like_metricflow("Spark", &out, &doc, &server.url);
-    assert!(compared >= 89, "only {compared} cases compared on Spark (89 on DuckDB)");
+    assert!(compared >= 120, "only {compared} cases compared on Spark (120 when this was written)");
+}
+
+/// Cases MetricFlow answers that an engine (`*`: every engine) refuses,
+/// each with why. A case refused without being listed fails the oracle
+/// test, and so does a listed case that is answered.
+const KNOWN_REFUSALS: &[(&str, &str, &str)] = &[
+    ("*", "134_custom_grain_fiscal_year", "a custom granularity of the time spine (fiscal_year) is not a grain of ours yet"),
+    ("*", "135_custom_grain_where", "a custom granularity of the time spine (fiscal_year) is not a grain of ours yet"),
+    ("*", "136_custom_grain_with_dimension", "a custom granularity of the time spine (fiscal_year) is not a grain of ours yet"),
+    // The dbt project's own SQL is DuckDB's: `signup_quarter_label` is
+    // `year(signup_date) || '-Q' || CAST(quarter(signup_date) AS VARCHAR)`,
+    // computed as written, which these engines do not read.
+    ("Postgres", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (year() does not exist)"),
+    ("MariaDB", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (`||` and CAST AS VARCHAR)"),
+    ("Spark", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (CAST AS VARCHAR without a length)"),
+    // MySQL and MariaDB have no exact median or percentile aggregate: the
+    // request is refused rather than approximated.
+    ("MariaDB", "010_median_and_percentiles_by_promo", "no exact median or percentile on MySQL/MariaDB"),
+    ("MariaDB", "095_v2_percentiles", "no exact median or percentile on MySQL/MariaDB"),
+    ("MariaDB", "099_v2_derived", "credit_limit_spread reads median_credit_limit: no exact median on MySQL/MariaDB"),
+    ("MariaDB", "127_derived_over_ratio", "reads median_discount: no exact median on MySQL/MariaDB"),
+    ("MariaDB", "128_derived_two_levels", "reads median_discount: no exact median on MySQL/MariaDB"),
+    ("MariaDB", "133_nested_derived_where_desc_limit", "reads median_discount: no exact median on MySQL/MariaDB"),
+];
+
+/// The columns of MetricFlow's answer that the request orders by, first
+/// key first: the case's `order_by`, or its saved query's (in the
+/// manifest, `Metric('revenue').descending(True)`).
+fn order_columns(case: &Json, expected: &Json) -> Result<Vec<usize>, String> {
+    let names: Vec<String> = match case.get("saved_query") {
+        None => case["order_by"].as_array().cloned().unwrap_or_default().iter().map(|o| o.as_str().unwrap().trim_start_matches('-').to_string()).collect(),
+        Some(saved) => {
+            let manifest: Json = serde_json::from_str(&std::fs::read_to_string(repo("tests/fixtures/dbt_shop_target/semantic_manifest.json")).unwrap()).unwrap();
+            let query = manifest["saved_queries"].as_array().unwrap().iter().find(|q| q["name"] == *saved).ok_or("no such saved query")?;
+            let quoted = |t: &str| t.split(['\'', '"']).nth(1).map(str::to_string);
+            query["query_params"]["order_by"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|o| {
+                    let o = o.as_str().unwrap();
+                    // TimeDimension('metric_time', 'month') names metric_time__month.
+                    let parts: Vec<&str> = o.split('\'').collect();
+                    match (o.starts_with("TimeDimension("), parts.get(1), parts.get(3)) {
+                        (true, Some(d), Some(g)) => Some(format!("{d}__{g}")),
+                        _ => quoted(o),
+                    }
+                    .ok_or_else(|| format!("cannot read the order `{o}`"))
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let columns: Vec<&str> = expected["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    names.iter().map(|n| metricflow_column(n, &columns).ok_or_else(|| format!("the order `{n}` is not a column of {columns:?}"))).collect()
+}
+
+/// The column of MetricFlow's answer a request's name stands for: itself;
+/// `metric_time` for `metric_time__day`; the object form
+/// `TimeDimension('metric_time', date_part_name='dow')` for
+/// `metric_time__extract_dow`; an entity path's short form
+/// (`customer__country` for `order__customer__country`).
+fn metricflow_column(name: &str, columns: &[&str]) -> Option<usize> {
+    let quoted: Vec<&str> = name.split('\'').skip(1).step_by(2).collect();
+    let canonical = match (name.starts_with("TimeDimension("), quoted.as_slice()) {
+        (true, [dim, part]) if name.contains("date_part_name") => format!("{dim}__extract_{part}"),
+        (true, [dim, grain]) => format!("{dim}__{grain}"),
+        _ => name.to_string(),
+    };
+    let day = format!("{canonical}__day");
+    let path = format!("__{canonical}");
+    columns
+        .iter()
+        .position(|c| *c == canonical)
+        .or_else(|| columns.iter().position(|c| *c == day))
+        .or_else(|| columns.iter().position(|c| c.ends_with(&path)))
 }
 
 /// Cases an engine answers rounded, with why: each must still differ from
@@ -281,26 +389,48 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
             refused.push(format!("{slug}: refused as MetricFlow refuses it"));
             continue;
         }
+        // MetricFlow's refusals are the other test's.
+        if expected.get("rows").is_none() {
+            skipped += 1;
+            continue;
+        }
+        // Every case MetricFlow answers is answered equal here, or refused
+        // and listed by name with its reason: never a silent refusal.
+        let known = KNOWN_REFUSALS.iter().find(|(l, case, _)| (*l == "*" || *l == label) && *case == slug).map(|(_, _, why)| *why);
         let metrics_mapped = match case.get("saved_query") {
             Some(q) => session.project().model.queries.contains_key(q.as_str().unwrap()),
             None => case["metrics"].as_array().unwrap().iter().all(|m| session.project().model.metric_names().contains(&m.as_str().unwrap())),
         };
-        if !metrics_mapped || expected.get("rows").is_none() {
-            skipped += 1;
+        if !metrics_mapped {
+            match known {
+                Some(why) => refused.push(format!("{slug}: not imported ({why})")),
+                None => failures.push(format!("{slug}: MetricFlow answers it and a metric of it is not imported, which KNOWN_REFUSALS does not list")),
+            }
             continue;
         }
         let env = serde_json::to_value(session.call("get_metric", &args)).unwrap();
         let no_rows = expected["rows"].as_array().is_some_and(Vec::is_empty);
+        let answered = env["status"] == "success" || (no_rows && env["status"] == "empty");
+        match (answered, known) {
+            (false, Some(why)) => {
+                // Refused as listed: with a charter error kind.
+                assert!(env["error"]["kind"].is_string(), "{slug}: {env:#}");
+                refused.push(format!("{slug}: {why}: {} {}", env["error"]["kind"], env["error"]["message"]));
+                continue;
+            }
+            (false, None) => {
+                failures.push(format!(
+                    "{slug}: refused on {label} though MetricFlow answers it, and KNOWN_REFUSALS does not list it: {} {}",
+                    env["error"]["kind"], env["error"]["message"]
+                ));
+                continue;
+            }
+            (true, Some(_)) => failures.push(format!("{slug} is answered on {label} now: take it off KNOWN_REFUSALS")),
+            (true, None) => {}
+        }
         if no_rows && env["status"] == "empty" {
             compared += 1;
             agreed.push(slug);
-            continue;
-        }
-        if env["status"] != "success" {
-            // Not a wrong answer: a request we cannot answer yet, refused
-            // with a charter error kind (listed for the next step).
-            assert!(env["error"]["kind"].is_string(), "{slug}: {env:#}");
-            refused.push(format!("{slug}: {} {}", env["error"]["kind"], env["error"]["message"]));
             continue;
         }
         // Columns by name: ours are `entity.column`, a time bucket, then metrics.
@@ -351,6 +481,16 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
             .iter()
             .map(|r| map.iter().map(|&i| cell(&r[i])).collect())
             .collect();
+        // Where the request orders rows, MetricFlow's order: the ordering
+        // columns' values row by row (rows tied on them in any order).
+        if expected["row_order"] == "metricflow" {
+            let keys = order_columns(&case, &expected).unwrap_or_else(|why| panic!("{slug}: {why}"));
+            let in_order = |rows: &[Vec<String>]| -> Vec<Vec<String>> { rows.iter().map(|r| keys.iter().map(|&k| r[k].clone()).collect()).collect() };
+            if in_order(&want) != in_order(&got) {
+                failures.push(format!("{slug}: rows not in MetricFlow's order (by columns {keys:?}):\n  MetricFlow {want:?}\n  ours       {got:?}"));
+                continue;
+            }
+        }
         want.sort();
         got.sort();
         compared += 1;
@@ -413,7 +553,7 @@ fn the_yaml_project_imports_as_dbts_own_manifest_does() {
             .output()
             .unwrap();
         let doc: Json = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("one JSON document ({e}): {}", String::from_utf8_lossy(&run.stdout)));
-        assert_eq!(run.status.code(), Some(0), "everything maps: {doc:#}");
+        assert_known_unmapped(&doc, run.status.code());
         assert!(doc["problems"].is_null(), "the imported project loads: {doc:#}");
         doc
     };
@@ -770,8 +910,44 @@ fn an_unmappable_item_is_listed_and_the_import_exits_1() {
     assert_eq!(run.status.code(), Some(1), "{doc:#}");
     let unmapped: Vec<(String, String)> =
         doc["unmapped"].as_array().unwrap().iter().map(|u| (u["item"].as_str().unwrap().to_string(), u["reason"].as_str().unwrap().to_string())).collect();
-    assert_eq!(unmapped.len(), 2, "{doc:#}");
+    assert_eq!(unmapped.len(), 2 + KNOWN_UNMAPPED.len(), "{doc:#}");
     assert!(unmapped.iter().any(|(i, r)| i == "semantic_model store_owners" && r.contains("is_start")), "{unmapped:?}");
     assert!(unmapped.iter().any(|(i, r)| i == "metric revenue_of_loyal" && r.contains("compares a metric")), "{unmapped:?}");
+    assert!(doc["problems"].is_null(), "the rest loads: {doc:#}");
+}
+
+/// Metrics that read each other in a cycle (which dbt itself refuses to
+/// parse, but a hand-edited manifest may hold) are listed with the cycle
+/// named, and so is a metric reading one of them; the rest imports.
+#[test]
+fn derived_metrics_in_a_cycle_are_refused_naming_the_cycle() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-cycle"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut manifest: Json = serde_json::from_str(&std::fs::read_to_string(repo("tests/fixtures/dbt_shop_target/semantic_manifest.json")).unwrap()).unwrap();
+    let derived = |name: &str, expr: &str, inputs: &[&str]| {
+        json!({"name": name, "type": "derived", "type_params": {"expr": expr, "metrics": inputs.iter().map(|i| json!({"name": i})).collect::<Vec<_>>()}})
+    };
+    let metrics = manifest["metrics"].as_array_mut().unwrap();
+    metrics.push(derived("loop_a", "loop_b + revenue", &["loop_b", "revenue"]));
+    metrics.push(derived("loop_b", "2 * loop_c", &["loop_c"]));
+    metrics.push(json!({"name": "loop_c", "type": "ratio", "type_params": {"numerator": {"name": "loop_a"}, "denominator": {"name": "order_count"}}}));
+    metrics.push(derived("reads_loop", "loop_a - 1", &["loop_a"]));
+    let path = dir.join("semantic_manifest.json");
+    std::fs::write(&path, serde_json::to_string(&manifest).unwrap()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
+        .args(["import", "dbt", path.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let doc: Json = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(run.status.code(), Some(1), "{doc:#}");
+    let reason = |item: &str| -> String {
+        let u = doc["unmapped"].as_array().unwrap().iter().find(|u| u["item"] == item);
+        u.unwrap_or_else(|| panic!("{item} is listed: {doc:#}"))["reason"].as_str().unwrap().to_string()
+    };
+    assert!(reason("metric loop_a").contains("cycle") && reason("metric loop_a").contains("loop_a -> loop_b -> loop_c -> loop_a"), "{doc:#}");
+    assert!(reason("metric loop_b").contains("loop_b -> loop_c -> loop_a -> loop_b"), "{doc:#}");
+    assert!(reason("metric loop_c").contains("loop_c -> loop_a -> loop_b -> loop_c"), "{doc:#}");
+    assert!(reason("metric reads_loop").contains("`loop_a` was not mapped"), "{doc:#}");
+    assert_eq!(doc["unmapped"].as_array().unwrap().len(), 4 + KNOWN_UNMAPPED.len(), "{doc:#}");
     assert!(doc["problems"].is_null(), "the rest loads: {doc:#}");
 }
