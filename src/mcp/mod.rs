@@ -195,12 +195,13 @@ impl ServerHandler for SchemaBrainServer {
         let uri = request.uri.clone();
         // Samples read the engine: off the reactor, like tool calls.
         let read = tokio::task::spawn_blocking(move || {
-            let read = session.with_provider_as(&client, principal.as_ref(), &Cancel::never(), |ctx| resources::read(ctx, &uri));
+            let read = session.read_resource(&client, principal.as_ref(), &uri);
             // Samples are data: every read is audited, answered or not.
             let outcome = match &read {
                 Ok(_) => Ok(()),
                 Err(resources::ReadError::NotFound(_)) => Err("unknown_name"),
                 Err(resources::ReadError::Failed(_)) => Err("internal_error"),
+                Err(resources::ReadError::Denied(_)) => Err("allowlist_violation"),
             };
             session.record_read("resources/read", &serde_json::json!({"uri": uri}), outcome, principal.as_ref());
             read
@@ -211,6 +212,7 @@ impl ServerHandler for SchemaBrainServer {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type("application/json")]).into()),
             Err(resources::ReadError::NotFound(m)) => Err(ErrorData::resource_not_found(m, None)),
             Err(resources::ReadError::Failed(m)) => Err(ErrorData::internal_error(m, None)),
+            Err(resources::ReadError::Denied(m)) => Err(ErrorData::invalid_request(m, None)),
         }
     }
 

@@ -327,3 +327,27 @@ fn the_jwks_uri_is_discovered_from_the_issuers_metadata_when_it_names_itself() {
     // Plain HTTP to a host other than loopback is never fetched.
     assert!(discover_jwks_uri("http://idp.example/").unwrap_err().contains("https"));
 }
+
+/// A resource is a tool's answer: a role whose tools leave out
+/// `sample_table` (or `get_table_schema`) reads no samples (or table
+/// resource) either, whatever its entities; the catalog overview stays
+/// open; a role granting the tool reads it.
+#[test]
+fn a_resource_needs_the_tool_it_mirrors() {
+    let policy = "version: 1\nroles:\n  viewer:\n    tools: [list_tables, get_table_schema]\n  sampler:\n    tools: [sample_table, list_tables]\n";
+    let (dir, s) = session_with_policy("scope-resources", policy);
+    use schemabrain::tools::provider::resources::ReadError;
+    let (viewer, sampler) = (who("vi", &["viewer"]), who("sa", &["sampler"]));
+    let samples = "res://samples/default/main/orders";
+    let table = "res://table/default/main/orders";
+    assert!(matches!(s.read_resource("c", Some(&viewer), samples), Err(ReadError::Denied(m)) if m.contains("sample_table")));
+    assert!(s.read_resource("c", Some(&viewer), table).is_ok());
+    assert!(s.read_resource("c", Some(&viewer), "res://catalogs").is_ok());
+    let rows = s.read_resource("c", Some(&sampler), samples).unwrap();
+    assert!(rows.contains("rows"), "{rows}");
+    assert!(matches!(s.read_resource("c", Some(&sampler), table), Err(ReadError::Denied(m)) if m.contains("get_table_schema")));
+    // The local user (stdio) is not under the policy.
+    let local = Principal::local();
+    assert!(s.read_resource("c", Some(&local), samples).is_ok());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -55,6 +55,22 @@ pub enum ReadError {
     NotFound(String),
     /// The resource exists but could not be produced now (the engine failed).
     Failed(String),
+    /// The caller's roles do not grant the tool the resource mirrors.
+    Denied(String),
+}
+
+/// The tool whose answer a resource mirrors, by its URI (`None` for the
+/// catalog overview and capabilities, which every caller may read): a caller
+/// whose roles do not grant that tool may not read it as a resource either.
+pub fn mirrored_tool(uri: &str) -> Option<&'static str> {
+    let path = uri.strip_prefix("res://")?;
+    match path.split('/').next()? {
+        "schemas" => Some("list_schemas"),
+        "tables" => Some("list_tables"),
+        "table" | "lineage" => Some("get_table_schema"),
+        "samples" => Some("sample_table"),
+        _ => None,
+    }
 }
 
 /// Reads one resource: its JSON text.

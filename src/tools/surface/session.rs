@@ -488,6 +488,16 @@ impl Session {
         self.project_for(principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER))
     }
 
+    /// Reads an MCP resource for `principal`: from its cut of the project,
+    /// and only when its roles grant the tool the resource mirrors (a role
+    /// without `sample_table` reads no samples as a resource either).
+    pub fn read_resource(&self, client: &str, principal: Option<&Principal>, uri: &str) -> Result<String, provider::resources::ReadError> {
+        if let Some(tool) = provider::resources::mirrored_tool(uri).filter(|t| !self.tool_allowed(principal, t)) {
+            return Err(provider::resources::ReadError::Denied(format!("`{}` is the answer of {tool}, which the caller's roles do not grant", crate::model::echo(uri))));
+        }
+        self.with_provider_as(client, principal, &Cancel::never(), |ctx| provider::resources::read(ctx, uri))
+    }
+
     /// Whether the caller may use `tool` (MCP's tools/list shows only those).
     pub fn tool_allowed(&self, principal: Option<&Principal>, tool: &str) -> bool {
         match (&self.policy, principal.filter(|p| p.issuer != crate::auth::LOCAL_ISSUER)) {
