@@ -68,7 +68,8 @@ fn pick(v: &Json, dialect: &str) -> Result<String, String> {
         Some(e) => Ok(e.trim().to_string()),
         None => {
             let have: Vec<&str> = dialects.iter().filter_map(|x| s(x, "dialect")).collect();
-            Err(format!("no {dialect} or ANSI_SQL expression (only {})", have.join(", ")))
+            let wanted = if dialect == "ANSI_SQL" { "ANSI_SQL".to_string() } else { format!("{dialect} or ANSI_SQL") };
+            Err(format!("no {wanted} expression (only {})", have.join(", ")))
         }
     }
 }
