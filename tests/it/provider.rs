@@ -738,9 +738,9 @@ fn get_metric_pages_every_row_exactly_once() {
 /// was; the audit chain stays verifiable.
 #[test]
 fn a_server_killed_during_a_write_leaves_the_table_whole_or_absent() {
-    use crate::soak::{free_port, Server};
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
+    use crate::soak::serve_on_a_free_port;
+    use std::process::Command;
+    use std::time::Duration;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("write-kill-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("warehouse.duckdb");
@@ -760,24 +760,13 @@ fn a_server_killed_during_a_write_leaves_the_table_whole_or_absent() {
     let sql = "SELECT o.id, o.status, o.amount, r.range AS copy FROM main.orders o, range(6) r";
     let (mut landed, mut absent) = (0, 0);
     for round in 0..6u64 {
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-        let child = Command::new(crate::mcp_stdio::binary())
-            .args(["serve", "--project"])
+        let mut cmd = Command::new(crate::mcp_stdio::binary());
+        cmd.args(["serve", "--project"])
             .arg(&project)
-            .args(["--source", &format!("duckdb:{}", db.display()), "--http", &addr.to_string(), "--toolsets", "all", "--allow-writes", "scratch"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("serve starts");
-        let mut server = Server(child);
+            .args(["--source", &format!("duckdb:{}", db.display()), "--toolsets", "all", "--allow-writes", "scratch"]);
+        let (mut server, addr) = serve_on_a_free_port(cmd);
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
-            let up = Instant::now();
-            while tokio::net::TcpStream::connect(addr).await.is_err() {
-                assert!(up.elapsed() < Duration::from_secs(60), "the server did not listen");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
             let call = tokio::spawn(async move {
                 let mut c = crate::mcp_http::Conn::open(addr).await;
                 crate::mcp_http::modern_call(&mut c, 1, "materialize_sql", json!({"sql": sql, "table": "big", "mode": "replace"})).await

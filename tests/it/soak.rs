@@ -78,33 +78,41 @@ impl Drop for Server {
     }
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Starts `serve` (the arguments of `cmd`, without `--http`) on a port the
+/// kernel picks (`--http 127.0.0.1:0`) and returns it with the address the
+/// server says it listens on. No race: a port picked first and bound later
+/// may be taken in between by a parallel test (Spark's JVM binds ports at
+/// random), and the client would talk to that process instead.
+pub fn serve_on_a_free_port(mut cmd: Command) -> (Server, SocketAddr) {
+    use std::io::BufRead;
+    let mut child = cmd.args(["--http", "127.0.0.1:0"]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("serve starts");
+    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut seen = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        if lines.read_line(&mut line).unwrap_or(0) == 0 {
+            let _ = child.kill();
+            panic!("serve exited before listening:\n{seen}");
+        }
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            let addr = rest.split('/').next().unwrap_or_default();
+            break addr.parse::<SocketAddr>().unwrap_or_else(|_| panic!("not an address in {line:?}"));
+        }
+        seen.push_str(&line);
+    };
+    // The rest of stderr is drained, so the server never blocks writing logs.
+    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
+    (Server(child), addr)
 }
 
 #[test]
 fn soak_rounds_answer_every_call_with_flat_memory() {
     let project = mcp_stdio::demo_copy("soak");
-    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let child = Command::new(mcp_stdio::binary())
-        .args(["serve", "--project"])
-        .arg(&project)
-        .args(["--source", &mcp_stdio::source(), "--http", &addr.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let server = Server(child);
+    let mut cmd = Command::new(mcp_stdio::binary());
+    cmd.args(["serve", "--project"]).arg(&project).args(["--source", &mcp_stdio::source()]);
+    let (server, addr) = serve_on_a_free_port(cmd);
     let pid = server.0.id();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    rt.block_on(async {
-        let up = Instant::now();
-        while tokio::net::TcpStream::connect(addr).await.is_err() {
-            assert!(up.elapsed() < Duration::from_secs(60), "the server did not listen on {addr}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    });
     let mut report = vec![format!(
         "soak: {ROUNDS} rounds x {CALLS_PER_ROUND} tools/call over {CONNS} keep-alive connections to `schemabrain serve --http` (own process, audit on, demo DuckDB; profile {})",
         if cfg!(debug_assertions) { "debug" } else { "release" }

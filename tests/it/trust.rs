@@ -188,26 +188,12 @@ fn serve_stdio(project: &Path, source: &str, calls: &[&str]) -> Vec<serde_json::
 /// `serve --http` on a free loopback port: one 2026-era tools/call per
 /// argument set; the envelopes in order.
 fn serve_http(project: &Path, source: &str, calls: &[&str]) -> Vec<serde_json::Value> {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", crate::soak::free_port()).parse().unwrap();
-    let child = Command::new(crate::mcp_stdio::binary())
-        .args(["serve", "--project"])
-        .arg(project)
-        .args(["--source", source, "--http", &addr.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let _server = crate::soak::Server(child);
+    use std::process::Command;
+    let mut cmd = Command::new(crate::mcp_stdio::binary());
+    cmd.args(["serve", "--project"]).arg(project).args(["--source", source]);
+    let (_server, addr) = crate::soak::serve_on_a_free_port(cmd);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let up = Instant::now();
-        while tokio::net::TcpStream::connect(addr).await.is_err() {
-            assert!(up.elapsed() < Duration::from_secs(60), "the server did not listen");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
         let mut c = crate::mcp_http::Conn::open(addr).await;
         let mut out = Vec::new();
         for (i, args) in calls.iter().enumerate() {
