@@ -82,11 +82,10 @@ pub fn import(file: &Path, out: &Path, source: Option<&str>, dialect: Option<&st
         }
     };
     let mut notes = imported.notes.clone();
-    let mut files = imported.files.clone();
     if let Some(engine) = &engine {
         check_relationships(engine.as_ref(), &mut imported, &mut notes);
-        files = imported.files.clone();
     }
+    let mut files = imported.files.clone();
     if !imported.extensions.is_empty() {
         files.insert(ossie::EXTENSIONS_FILE.into(), serde_json::to_string_pretty(&imported.extensions).unwrap_or_default());
     }

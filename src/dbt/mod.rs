@@ -1029,16 +1029,7 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
         let files: Vec<(FileKind, std::path::PathBuf, String)> = out
             .files
             .iter()
-            .filter_map(|(rel, text)| {
-                let kind = match rel.split('/').next() {
-                    Some("entities") => FileKind::Entity,
-                    Some("joins") => FileKind::Join,
-                    Some("metrics") => FileKind::Metric,
-                    Some("queries") => FileKind::Query,
-                    _ => return None,
-                };
-                Some((kind, std::path::PathBuf::from(rel), text.clone()))
-            })
+            .filter_map(|(rel, text)| Some((FileKind::of_project_path(rel)?, std::path::PathBuf::from(rel), text.clone())))
             .chain(out.time_spine.as_ref().map(|(table, column)| {
                 (FileKind::Settings, std::path::PathBuf::from("schemabrain.yaml"), format!("version: 1\ntime_spine: {{table: {table}, column: {column}}}\n"))
             }))

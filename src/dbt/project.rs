@@ -54,22 +54,33 @@ fn read_yaml(path: &Path, render_env: bool) -> Result<Vec<Json>, String> {
 /// the Jinja dbt allows in profiles; a variable that is unset and has no
 /// default is an error, as in dbt.
 pub fn render_env_vars(text: &str) -> Result<String, String> {
+    render_calls(text, "env_var", |args| {
+        let name = args.first().cloned().unwrap_or_default();
+        match (std::env::var(&name), args.get(1)) {
+            (Ok(v), _) => Ok(Some(v)),
+            (Err(_), Some(default)) => Ok(Some(default.clone())),
+            (Err(_), None) => Err(format!("env_var('{name}') is not set and has no default")),
+        }
+    })
+}
+
+/// `text` with each `{{ function(args) }}` replaced by what `render` makes
+/// of its arguments (split on commas, quotes trimmed); a call `render`
+/// leaves (`None`), or any other `{{ ... }}`, stays as written.
+pub fn render_calls(text: &str, function: &str, mut render: impl FnMut(&[String]) -> Result<Option<String>, String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         let Some(end) = rest[start..].find("}}").map(|e| start + e) else { break };
         out.push_str(&rest[..start]);
         let inner = rest[start + 2..end].trim();
-        match inner.strip_prefix("env_var").map(str::trim_start).and_then(|x| x.strip_prefix('(')).and_then(|x| x.trim_end().strip_suffix(')')) {
-            Some(args) => {
-                let parts: Vec<String> = args.split(',').map(|a| a.trim().trim_matches(|c| c == '\'' || c == '"').to_string()).collect();
-                let name = parts.first().cloned().unwrap_or_default();
-                match (std::env::var(&name), parts.get(1)) {
-                    (Ok(v), _) => out.push_str(&v),
-                    (Err(_), Some(default)) => out.push_str(default),
-                    (Err(_), None) => return Err(format!("env_var('{name}') is not set and has no default")),
-                }
-            }
+        let args = inner.strip_prefix(function).map(str::trim_start).and_then(|x| x.strip_prefix('(')).and_then(|x| x.trim_end().strip_suffix(')'));
+        let rendered = match args {
+            Some(args) => render(&args.split(',').map(|a| a.trim().trim_matches(|c| c == '\'' || c == '"').to_string()).collect::<Vec<_>>())?,
+            None => None,
+        };
+        match rendered {
+            Some(r) => out.push_str(&r),
             None => out.push_str(&rest[start..end + 2]),
         }
         rest = &rest[end + 2..];

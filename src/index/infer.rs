@@ -72,6 +72,13 @@ pub struct DraftColumn {
     pub accepted_values: Vec<String>,
 }
 
+impl DraftColumn {
+    /// A catalog column as drafted: its type, nullability and comment.
+    pub fn of(c: &crate::catalog::ColumnInfo) -> DraftColumn {
+        DraftColumn { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, description: c.comment.clone(), accepted_values: Vec::new() }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct DraftJoin {
     pub name: String,
@@ -398,13 +405,7 @@ pub fn draft(
             columns: t
                 .columns
                 .iter()
-                .map(|c| DraftColumn {
-                    name: c.name.clone(),
-                    data_type: c.data_type.clone(),
-                    nullable: c.nullable,
-                    description: c.comment.clone(),
-                    accepted_values: Vec::new(),
-                })
+                .map(DraftColumn::of)
                 .collect(),
             source: None,
         });

@@ -128,6 +128,24 @@ pub enum FileKind {
     Settings,
 }
 
+impl FileKind {
+    /// The kind of a file at `rel`, a path relative to the project
+    /// directory, as `load_project` finds it there (`entities/x.yaml`,
+    /// `pii_policy.yaml`, ...); `None` for a file the loader does not read.
+    /// Importers that check their files in memory name them by it.
+    pub fn of_project_path(rel: &str) -> Option<FileKind> {
+        Some(match rel.split('/').next()? {
+            "entities" => FileKind::Entity,
+            "joins" => FileKind::Join,
+            "metrics" => FileKind::Metric,
+            "queries" => FileKind::Query,
+            "pii_policy.yaml" => FileKind::Policy,
+            "schemabrain.yaml" => FileKind::Settings,
+            _ => return None,
+        })
+    }
+}
+
 /// Loads a project from file contents already in memory (used by `load_project`
 /// and by tests and benches that build models without touching the disk).
 pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (SemanticModel, Diagnostics) {

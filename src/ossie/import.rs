@@ -688,18 +688,7 @@ fn drop_what_does_not_load(out: &mut Imported) {
         let files: Vec<(FileKind, std::path::PathBuf, String)> = out
             .files
             .iter()
-            .filter_map(|(rel, text)| {
-                let kind = match rel.split('/').next() {
-                    Some("entities") => FileKind::Entity,
-                    Some("joins") => FileKind::Join,
-                    Some("metrics") => FileKind::Metric,
-                    Some("queries") => FileKind::Query,
-                    Some("pii_policy.yaml") => FileKind::Policy,
-                    Some("schemabrain.yaml") => FileKind::Settings,
-                    _ => return None,
-                };
-                Some((kind, std::path::PathBuf::from(rel), text.clone()))
-            })
+            .filter_map(|(rel, text)| Some((FileKind::of_project_path(rel)?, std::path::PathBuf::from(rel), text.clone())))
             .collect();
         let (_, diags) = load_project_from_files(&files);
         let mut bad: BTreeMap<String, String> = BTreeMap::new();

@@ -244,13 +244,7 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
             columns: t
                 .columns
                 .iter()
-                .map(|c| infer::DraftColumn {
-                    name: c.name.clone(),
-                    data_type: c.data_type.clone(),
-                    nullable: c.nullable,
-                    description: c.comment.clone(),
-                    accepted_values: Vec::new(),
-                })
+                .map(infer::DraftColumn::of)
                 .collect(),
             description: t.comment.clone().unwrap_or_default(),
             source: None,

@@ -167,26 +167,9 @@ pub fn docs_blocks(markdown: &[(String, String)]) -> BTreeMap<String, String> {
 /// A description with its `{{ doc('name') }}` references replaced by the
 /// docs blocks; an unknown block stays as written.
 pub fn render_docs(text: &str, docs: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        let Some(end) = rest[start..].find("}}").map(|e| start + e) else { break };
-        out.push_str(&rest[..start]);
-        let inner = rest[start + 2..end].trim();
-        let name = inner
-            .strip_prefix("doc")
-            .map(str::trim_start)
-            .and_then(|x| x.strip_prefix('('))
-            .and_then(|x| x.trim_end().strip_suffix(')'))
-            .map(|x| x.split(',').next_back().unwrap_or("").trim().trim_matches(|c| c == '\'' || c == '"'));
-        match name.and_then(|n| docs.get(n)) {
-            Some(block) => out.push_str(block),
-            None => out.push_str(&rest[start..end + 2]),
-        }
-        rest = &rest[end + 2..];
-    }
-    out.push_str(rest);
-    out.trim().to_string()
+    // `doc('name')` or `doc('package', 'name')`: the block is the last argument.
+    let rendered = crate::dbt::project::render_calls(text, "doc", |args| Ok(args.last().and_then(|n| docs.get(n)).cloned()));
+    rendered.unwrap_or_else(|_| text.to_string()).trim().to_string()
 }
 
 /// A test's name and its arguments: `unique`, `{relationships: {to,
@@ -558,6 +541,14 @@ pub fn from_manifest(manifest: &Json, manifest_file: &str) -> Vec<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docs_blocks_render_by_their_last_argument_and_unknown_ones_stay() {
+        let docs: BTreeMap<String, String> = [("orders".to_string(), "One row per order.".to_string())].into_iter().collect();
+        assert_eq!(render_docs(" {{ doc('orders') }} ", &docs), "One row per order.");
+        assert_eq!(render_docs("A: {{ doc(\"shop\", 'orders') }}.", &docs), "A: One row per order..");
+        assert_eq!(render_docs("{{ doc('nope') }} and {{ ref('x') }}", &docs), "{{ doc('nope') }} and {{ ref('x') }}");
+    }
 
     #[test]
     fn targets() {
