@@ -900,20 +900,28 @@ fn an_unmappable_item_is_listed_and_the_import_exits_1() {
     by_metric["name"] = json!("revenue_of_loyal");
     by_metric["filter"] = json!({"where_filters": [{"where_sql_template": "{{ Metric('order_count', group_by=['customer']) }} > 3"}]});
     metrics.push(by_metric);
-    let path = dir.join("semantic_manifest.json");
-    std::fs::write(&path, serde_json::to_string(&manifest).unwrap()).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
-        .args(["import", "dbt", path.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let doc: Json = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(run.status.code(), Some(1), "{doc:#}");
+    let doc = import_edited_manifest(&dir, &manifest);
     let unmapped: Vec<(String, String)> =
         doc["unmapped"].as_array().unwrap().iter().map(|u| (u["item"].as_str().unwrap().to_string(), u["reason"].as_str().unwrap().to_string())).collect();
     assert_eq!(unmapped.len(), 2 + KNOWN_UNMAPPED.len(), "{doc:#}");
     assert!(unmapped.iter().any(|(i, r)| i == "semantic_model store_owners" && r.contains("is_start")), "{unmapped:?}");
     assert!(unmapped.iter().any(|(i, r)| i == "metric revenue_of_loyal" && r.contains("compares a metric")), "{unmapped:?}");
     assert!(doc["problems"].is_null(), "the rest loads: {doc:#}");
+}
+
+/// Imports `manifest`, written as `dir/semantic_manifest.json`, into
+/// `dir/out` with `--json`; asserts exit 1 (something is listed) and
+/// returns the JSON report.
+fn import_edited_manifest(dir: &Path, manifest: &Json) -> Json {
+    let path = dir.join("semantic_manifest.json");
+    std::fs::write(&path, serde_json::to_string(manifest).unwrap()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
+        .args(["import", "dbt", path.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let doc: Json = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(run.status.code(), Some(1), "{doc:#}");
+    doc
 }
 
 /// Metrics that read each other in a cycle (which dbt itself refuses to
@@ -932,14 +940,7 @@ fn derived_metrics_in_a_cycle_are_refused_naming_the_cycle() {
     metrics.push(derived("loop_b", "2 * loop_c", &["loop_c"]));
     metrics.push(json!({"name": "loop_c", "type": "ratio", "type_params": {"numerator": {"name": "loop_a"}, "denominator": {"name": "order_count"}}}));
     metrics.push(derived("reads_loop", "loop_a - 1", &["loop_a"]));
-    let path = dir.join("semantic_manifest.json");
-    std::fs::write(&path, serde_json::to_string(&manifest).unwrap()).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
-        .args(["import", "dbt", path.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let doc: Json = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(run.status.code(), Some(1), "{doc:#}");
+    let doc = import_edited_manifest(&dir, &manifest);
     let reason = |item: &str| -> String {
         let u = doc["unmapped"].as_array().unwrap().iter().find(|u| u["item"] == item);
         u.unwrap_or_else(|| panic!("{item} is listed: {doc:#}"))["reason"].as_str().unwrap().to_string()
