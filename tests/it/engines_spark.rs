@@ -161,3 +161,65 @@ fn index_on_spark_finds_the_entities_and_joins_it_finds_on_duckdb() {
     assert!(settings.contains("dialect: databricks"), "{settings}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The front ends on Spark (issue 35, item 1): `schemabrain query`, the
+/// provider tools and `serve` over HTTP answer from the Spark Connect server
+/// what DuckDB answers from the demo warehouse the tables were exported from,
+/// and PII stays refused there as everywhere.
+#[test]
+fn query_the_provider_tools_and_serve_answer_on_spark_as_on_duckdb() {
+    use serde_json::{json, Value as Json};
+    let Some(server) = spark() else { return };
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("spark-front"));
+    let project = crate::cross_engine::demo_project_in("main", &dir);
+    let by_status = |rows: &[Vec<Json>]| -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = rows.iter().map(|r| (r[0].as_str().unwrap().to_string(), crate::provider::number(&r[1]) as i64)).collect();
+        v.sort();
+        v
+    };
+    let truth = by_status(&crate::provider::direct("SELECT status, count(*) FROM main.orders GROUP BY 1"));
+    assert!(truth.len() >= 3, "{truth:?}");
+
+    // `schemabrain query` on sc://.
+    let out = Command::new(env!("CARGO_BIN_EXE_schemabrain"))
+        .args(["query", "order_count", "--project", &dir.display().to_string(), "--source", &server.url, "--group-by", "order.status", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let env: Json = serde_json::from_str(&stdout).unwrap();
+    let rows: Vec<Vec<Json>> = env["data"]["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().clone()).collect();
+    assert_eq!(by_status(&rows), truth, "{stdout}");
+
+    // The provider tools in a session on sc://.
+    let s = crate::provider::session(project, &server.url, true);
+    let env = s.call("query_sql", &json!({"sql": "SELECT status, count(*) AS n FROM main.orders GROUP BY status", "page_size": 50}));
+    let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    let rows: Vec<Vec<Json>> = data["rows"].as_array().unwrap().iter().map(|r| r.as_array().unwrap().clone()).collect();
+    assert_eq!(by_status(&rows), truth);
+    let env = s.call("query_sql", &json!({"sql": "SELECT email FROM main.customers"}));
+    assert_eq!(crate::provider::outcome(&env), "pii", "{}", serde_json::to_string(&env).unwrap());
+    let env = s.call("sample_table", &json!({"qualified_name": "main.customers", "rows": 5}));
+    let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    let cols: Vec<&str> = data["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(cols.contains(&"segment") && !cols.contains(&"email"), "{cols:?}");
+    assert_eq!(data["rows"].as_array().unwrap().len(), 5);
+    let env = s.call("get_stats", &json!({"qualified_name": "main.orders"}));
+    let data = env.data().unwrap_or_else(|| panic!("{}", serde_json::to_string(&env).unwrap()));
+    assert_eq!(crate::provider::number(&data["row_count"]), 120_000.0);
+
+    // `serve` over HTTP on sc://: get_metric answers from Spark.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_schemabrain"));
+    cmd.args(["serve", "--project"]).arg(&dir).args(["--source", &server.url]);
+    let (_served, addr) = crate::soak::serve_on_a_free_port(cmd);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let env = rt.block_on(async {
+        let mut c = crate::mcp_http::Conn::open(addr).await;
+        let reply = crate::mcp_http::modern_call(&mut c, 1, "get_metric", json!({"name": "order_count", "group_by": ["order.status"]})).await;
+        crate::mcp_http::envelope_of(&reply)
+    });
+    assert_eq!(env["status"], "success", "{env}");
+    let rows: Vec<Vec<Json>> = env["data"]["rows"].as_array().unwrap_or_else(|| panic!("{env}")).iter().map(|r| r.as_array().unwrap().clone()).collect();
+    assert_eq!(by_status(&rows), truth, "{env}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
