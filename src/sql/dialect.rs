@@ -161,6 +161,10 @@ pub struct Dialect {
     /// a DATE's bucket beside a TIMESTAMP's in one time column (SQLite
     /// compares them as text, where `2024-01-01` is not `2024-01-01 00:00:00`).
     pub timestamp_of: &'static str,
+    /// Dates and timestamps are text compared as text (SQLite): a day
+    /// `2024-01-01` sorts before its own midnight `2024-01-01 00:00:00`,
+    /// so a DATE meets a timestamp only after one of them is converted.
+    pub dates_as_text: bool,
     pub nulls_last: NullsLast,
     pub limit: LimitStyle,
     pub percentile: Percentile,
@@ -206,6 +210,7 @@ const DUCKDB: Dialect = Dialect {
     buckets_widen_dates: true,
     date_of: "CAST(sb_x AS DATE)",
     timestamp_of: "CAST(sb_x AS TIMESTAMP)",
+    dates_as_text: false,
     nulls_last: NullsLast::Explicit,
     limit: LimitStyle::Limit,
     percentile: Percentile::QuantileCont,
@@ -438,6 +443,7 @@ const SQLITE: Dialect = Dialect {
     buckets: Buckets::Sqlite,
     date_of: "date(sb_x)",
     timestamp_of: "datetime(sb_x)",
+    dates_as_text: true,
     percentile: Percentile::Unsupported,
     median: Median::AsPercentile,
     double_type: "REAL",

@@ -474,7 +474,10 @@ fn daily_cumulative<'p>(e: &mut Emitter<'p>, c: &'p ComponentPlan, window: Cumul
     let days = spine_select(e, spine, |_, day| day, "sb_b");
 
     let day = ast::column(s, "sb_b");
-    let row_day = e.bucket_expr(ast::column(r, "sb_t"), Grain::Day, t.class);
+    // The spine's days are DATEs: where dates compare as text, each row's
+    // day is written as a DATE too.
+    let row_day_class = if e.dialect.dates_as_text { TypeClass::Date } else { t.class };
+    let row_day = e.bucket_expr(ast::column(r, "sb_t"), Grain::Day, row_day_class);
     let mut in_window = vec![ast::binary(row_day.clone(), Op::LtEq, day.clone())];
     match window {
         CumulativeWindow::AllTime => {}
@@ -1413,6 +1416,13 @@ impl<'p> Emitter<'p> {
         let col = match f.shift {
             Some((shift, class)) => ast::nested(self.add_interval(col, shift, 1, class)),
             None => col,
+        };
+        // The time spine's day (a DATE) filtered by the metric time's
+        // timestamps: where dates compare as text, its midnight is compared.
+        let col = if f.alias == "sb_spine" && self.dialect.dates_as_text && f.values.iter().any(|v| matches!(v, crate::ir::Value::Timestamp(_))) {
+            ast::from_template(self.dialect.timestamp_of, self.dialect, col)
+        } else {
+            col
         };
         let op = match f.op {
             FilterOp::Eq | FilterOp::Ne | FilterOp::Lt | FilterOp::Lte | FilterOp::Gt | FilterOp::Gte => comparison(f.op),

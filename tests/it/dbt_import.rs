@@ -261,6 +261,23 @@ fn imported_metrics_answer_as_metricflow_does_on_spark() {
     assert!(compared >= 120, "only {compared} cases compared on Spark (120 when this was written)");
 }
 
+/// And on SQLite through its ADBC driver (the `sqlite` dialect): the
+/// warehouse exported into a SQLite file through the driver, the manifest
+/// imported as it is (SQLite's one schema is `main`, as DuckDB's).
+#[test]
+fn imported_metrics_answer_as_metricflow_does_on_sqlite_through_adbc() {
+    let Some(driver) = crate::engines_wheels::adbc_driver("sqlite") else { return };
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbtshop") + ".sqlite");
+    let url = format!("adbc:{}?uri=file:{}", driver.display(), file.display());
+    let target = schemabrain::engine::export::Target::parse(&url, None).unwrap();
+    schemabrain::engine::export::export(&dbt_shop_engine(), "main", &target).expect("export to SQLite");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(crate::engines_servers::unique_name("dbt-diff-sqlite"));
+    let doc = import(&out);
+    let compared = answers_like_metricflow("SQLite", &out, &doc, &url);
+    let _ = std::fs::remove_file(&file);
+    assert!(compared >= 100, "only {compared} cases compared on SQLite");
+}
+
 /// Cases MetricFlow answers that an engine (`*`: every engine) refuses,
 /// each with why. A case refused without being listed fails the oracle
 /// test, and so does a listed case that is answered.
@@ -274,6 +291,16 @@ const KNOWN_REFUSALS: &[(&str, &str, &str)] = &[
     ("Postgres", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (year() does not exist)"),
     ("MariaDB", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (`||` and CAST AS VARCHAR)"),
     ("Spark", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (CAST AS VARCHAR without a length)"),
+    ("SQLite", "104_v2_derived_dimension", "the computed dimension's SQL is DuckDB's (year() does not exist)"),
+    // SQLite has neither an exact median or percentile aggregate nor a
+    // case-sensitive LIKE: refused rather than approximated.
+    ("SQLite", "010_median_and_percentiles_by_promo", "no exact median or percentile on SQLite"),
+    ("SQLite", "095_v2_percentiles", "no exact median or percentile on SQLite"),
+    ("SQLite", "099_v2_derived", "credit_limit_spread reads median_credit_limit: no exact median on SQLite"),
+    ("SQLite", "127_derived_over_ratio", "reads median_discount: no exact median on SQLite"),
+    ("SQLite", "128_derived_two_levels", "reads median_discount: no exact median on SQLite"),
+    ("SQLite", "133_nested_derived_where_desc_limit", "reads median_discount: no exact median on SQLite"),
+    ("SQLite", "040_where_like", "SQLite's LIKE ignores case: no exact case-sensitive LIKE"),
     // MySQL and MariaDB have no exact median or percentile aggregate: the
     // request is refused rather than approximated.
     ("MariaDB", "010_median_and_percentiles_by_promo", "no exact median or percentile on MySQL/MariaDB"),
@@ -469,7 +496,8 @@ fn answers_like_metricflow(label: &str, out: &Path, doc: &Json, source: &str) ->
         };
         // MariaDB has no boolean type: its booleans are 0 and 1 (or true and
         // false, where the driver still knows the column is TINYINT(1)).
-        let booleans_as_numbers = label == "MariaDB";
+        // SQLite has none either: its booleans are 0 and 1.
+        let booleans_as_numbers = label == "MariaDB" || label == "SQLite";
         let cell = |v: &Json| match v {
             Json::Bool(b) if booleans_as_numbers => normalize(&json!(u8::from(*b))),
             other => normalize(other),
