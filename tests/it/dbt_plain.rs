@@ -358,13 +358,54 @@ fn semantic_and_plain_models_import_together() {
     assert!(doc["problems"].is_null(), "{doc:#}");
     let p = Project::open(&out).unwrap();
     let names: Vec<&String> = p.model.entities.keys().collect();
-    assert_eq!(names, ["customer", "order"], "{doc:#}");
+    assert_eq!(names, ["customer", "order", "refund"], "{doc:#}");
     assert_eq!(p.model.entity("order").unwrap().description.as_deref(), Some("Orders, as the semantic layer sees them."));
     assert_eq!(p.model.entity("customer").unwrap().identity, vec!["customer_id".to_string()]);
     assert!(p.model.metrics.contains_key("order_total") && p.model.metrics.contains_key("customer_count"));
-    assert_eq!(doc["plain"]["entities"], 1, "{doc:#}");
+    assert_eq!(doc["plain"]["entities"], 2, "{doc:#}");
     let join = p.model.joins.get("order_customer").expect("the foreign entity joins the plain entity");
     assert_eq!((join.target_entity.as_str(), join.on[0].source.as_str(), join.on[0].target.as_str()), ("customer", "customer_id", "customer_id"));
+    // A plain model's relationships test to the semantic model's relation joins its entity.
+    let join = p.model.joins.get("refund_order").unwrap_or_else(|| panic!("the plain model joins the semantic model's entity: {doc:#}"));
+    assert_eq!((join.source_entity.as_str(), join.target_entity.as_str()), ("refund", "order"));
+    assert_eq!((join.on[0].source.as_str(), join.on[0].target.as_str()), ("order_id", "order_id"));
+}
+
+/// The same project on a warehouse: the refund → order join (to the
+/// semantic model's entity) measured, its orphan reported, and refunds
+/// counted by the country of the order's customer (two joins, one from
+/// each kind of model) equal to SQL written by hand.
+#[test]
+fn a_plain_model_joins_a_semantic_models_entity_and_answers_by_hand() {
+    let dir = temp("dbt-mixed-warehouse");
+    let db = dir.join("mixed.duckdb");
+    duckdb::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE main.customers (customer_id INTEGER, country VARCHAR);
+             INSERT INTO main.customers VALUES (1, 'NZ'), (2, 'FR'), (3, 'NZ');
+             CREATE TABLE main.orders (order_id INTEGER, customer_id INTEGER, amount DECIMAL(10,2), ordered_at DATE);
+             INSERT INTO main.orders VALUES (1, 1, 10, '2024-01-01'), (2, 2, 20, '2024-01-02'), (3, 3, 5, '2024-01-03'), (4, 1, 7, '2024-01-04');
+             CREATE TABLE main.refunds (refund_id INTEGER, order_id INTEGER, amount DECIMAL(10,2));
+             INSERT INTO main.refunds VALUES (1, 1, 2), (2, 1, 3), (3, 2, 4), (4, 3, 1), (5, 99, 6);",
+        )
+        .unwrap();
+    let out = dir.join("project");
+    let (doc, code) = import(&repo("tests/dbt/plain/mixed"), &out, &["--source", &format!("duckdb:{}", db.display())]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let p = Project::open(&out).unwrap();
+    let join = p.model.joins.get("refund_order").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(join.target_entity, "order");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("refund_order") && notes.contains("1 rows of `main.refunds`"), "the orphan refund is reported: {notes}");
+    let metric = p.model.metrics.keys().find(|m| m.starts_with("refund") && m.ends_with("count")).cloned().unwrap_or_else(|| panic!("a count of refunds: {doc:#}"));
+    let s = session(&out, &db);
+    let env = serde_json::to_value(s.call("get_metric", &json!({"name": metric, "group_by": ["customer.country"]}))).unwrap();
+    let expected = by_hand(
+        &db,
+        "SELECT c.country, count(*) FROM main.refunds r LEFT JOIN main.orders o ON o.order_id = r.order_id LEFT JOIN main.customers c ON c.customer_id = o.customer_id GROUP BY 1",
+    );
+    assert_eq!(answered(&env), expected, "{env:#}");
 }
 
 /// dbt's own `manifest.json` (what any dbt run writes to `target/`):

@@ -52,6 +52,11 @@ pub fn tables(engine: &dyn Engine, selected: &mut Vec<Selected>, limits: Limits,
                     notes.push(format!("{}: column `{}` ({}) is not in table `{key}`; left out", s.node.label(), c.name, c.at));
                 }
             }
+            // A semantic model's relation is only a join target: not profiled.
+            if s.semantic.is_some() {
+                kept.push(s);
+                continue;
+            }
             profile::table_stats(engine, t, limits)?.apply(t);
             let mut found = profile::text_samples(engine, t, limits)?;
             found.extend(card_named_samples(engine, t, limits)?);

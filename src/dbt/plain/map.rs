@@ -6,7 +6,8 @@
 //! - an entity per model or source table that is declared in YAML, read by
 //!   another model, or pointed at by a `relationships` test; ephemeral
 //!   models are skipped (no relation), and so are relations a semantic
-//!   model already binds;
+//!   model already binds (a `relationships` test pointing at one joins the
+//!   semantic model's entity, on its key);
 //! - identities from a `primary_key` constraint, a
 //!   `dbt_utils.unique_combination_of_columns` test, or `unique` and
 //!   `not_null` on one column; else the column the data shows unique and
@@ -29,18 +30,40 @@ use crate::catalog::{Catalog, ColumnInfo, TableInfo};
 use crate::index::infer::{self, Draft, DraftEntity, DraftJoin, DraftMetric, DraftOrigin, JoinEvidence};
 use crate::model::{is_identifier, ColumnTag, TypeClass};
 
-/// A node that becomes an entity.
+/// A node that becomes an entity, or (`semantic`) a semantic model's
+/// relation a plain model's `relationships` test points at: a join target
+/// only, imported as the semantic model's entity.
 #[derive(Clone, Debug)]
 pub struct Selected {
     pub node: Node,
     /// `schema.table`.
     pub key: String,
     pub entity: String,
+    /// The semantic model's entity key, for a relation a semantic model binds.
+    pub semantic: Option<String>,
 }
+
+impl Selected {
+    fn is_plain(&self) -> bool {
+        self.semantic.is_none()
+    }
+}
+
+/// The entity a semantic model's relation is imported as: its primary
+/// entity's name and key column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SemanticEntity {
+    pub entity: String,
+    pub key: String,
+}
+
+/// Relations (`schema.table`) semantic models bind, with the entity each is
+/// imported as (`None` when it has no one-column primary entity).
+pub type Bound = BTreeMap<String, Option<SemanticEntity>>;
 
 /// The nodes that become entities, with their names; notes say what was left out.
 /// `taken` holds entity names already used (the semantic models' entities).
-pub fn select(nodes: &[Node], bound_by_semantic_models: &BTreeSet<String>, taken: &BTreeSet<String>, notes: &mut Vec<String>) -> Vec<Selected> {
+pub fn select(nodes: &[Node], bound_by_semantic_models: &Bound, taken: &BTreeSet<String>, notes: &mut Vec<String>) -> Vec<Selected> {
     let pointed_at: BTreeSet<Target> = nodes.iter().flat_map(|n| n.columns.iter().flat_map(|c| c.relationships.iter().map(|r| r.to.clone()))).collect();
     let mut chosen: Vec<&Node> = Vec::new();
     for n in nodes {
@@ -51,7 +74,7 @@ pub fn select(nodes: &[Node], bound_by_semantic_models: &BTreeSet<String>, taken
         let key = format!("{}.{}", n.schema, n.table);
         if n.ephemeral {
             notes.push(format!("{} skipped: ephemeral (no relation in the warehouse)", n.label()));
-        } else if bound_by_semantic_models.contains(&key) || n.time_spine {
+        } else if bound_by_semantic_models.contains_key(&key) || n.time_spine {
             // Its semantic model is imported instead; a time spine is a calendar.
         } else if !(n.declared || n.referenced || pointed_at.contains(&target)) {
             notes.push(format!("{} skipped: no YAML, no test and no model reads it", n.label()));
@@ -79,9 +102,26 @@ pub fn select(nodes: &[Node], bound_by_semantic_models: &BTreeSet<String>, taken
             entity = format!("{stem}_{k}");
             k += 1;
         }
-        out.push(Selected { key: format!("{}.{}", n.schema, n.table), entity, node: n.clone() });
+        out.push(Selected { key: format!("{}.{}", n.schema, n.table), entity, node: n.clone(), semantic: None });
+    }
+    // The semantic models' relations the chosen nodes point at: join targets.
+    let pointed_from_plain: BTreeSet<&Target> = chosen.iter().flat_map(|n| n.columns.iter().flat_map(|c| c.relationships.iter().map(|r| &r.to))).collect();
+    for n in nodes {
+        let target = match &n.source {
+            Some(src) => Target::Source(src.clone(), n.name.clone()),
+            None => Target::Model(n.name.clone()),
+        };
+        let key = format!("{}.{}", n.schema, n.table);
+        if let (true, Some(Some(se))) = (pointed_from_plain.contains(&target), bound_by_semantic_models.get(&key)) {
+            out.push(Selected { key, entity: se.entity.clone(), node: n.clone(), semantic: Some(se.key.clone()) });
+        }
     }
     out
+}
+
+/// Whether any selected node becomes an entity of its own.
+pub fn any_plain(selected: &[Selected]) -> bool {
+    selected.iter().any(Selected::is_plain)
 }
 
 /// A table of the catalog built from the YAML alone (no warehouse): the
@@ -154,7 +194,7 @@ pub fn links(selected: &[Selected], notes: &mut Vec<String>) -> Vec<Link> {
         })
         .collect();
     let mut out = Vec::new();
-    for (i, s) in selected.iter().enumerate() {
+    for (i, s) in selected.iter().enumerate().filter(|(_, s)| s.is_plain()) {
         for c in &s.node.columns {
             for r in &c.relationships {
                 match by_target.get(&r.to) {
@@ -208,7 +248,7 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
     let mut catalog = Catalog::default();
     let mut names = BTreeMap::new();
     let mut identities = BTreeMap::new();
-    for s in selected {
+    for s in selected.iter().filter(|s| s.is_plain()) {
         let Some(mut t) = ev.tables.get(&s.key).cloned() else { continue };
         t.comment = Some(s.node.description.clone().unwrap_or_else(|| format!("dbt {} (no description).", s.node.label())));
         for c in t.columns.iter_mut() {
@@ -226,7 +266,7 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
     d.origin = DraftOrigin::DbtImport;
     // `infer` leaves tables without an identity out; dbt models are entities all the same.
     d.notes.retain(|n| !n.contains("has no primary key and no column the data shows unique"));
-    for s in selected {
+    for s in selected.iter().filter(|s| s.is_plain()) {
         let Some(t) = catalog.tables.get(&s.key) else { continue };
         if identities.contains_key(&s.key) {
             continue;
@@ -266,8 +306,8 @@ pub fn draft(selected: &[Selected], links: &[Link], ev: &Evidence<'_>) -> Draft 
             });
         }
     }
-    let at_of: BTreeMap<&str, &str> = selected.iter().map(|s| (s.entity.as_str(), s.node.at.as_str())).collect();
-    let node_of: BTreeMap<&str, &Node> = selected.iter().map(|s| (s.entity.as_str(), &s.node)).collect();
+    let at_of: BTreeMap<&str, &str> = selected.iter().filter(|s| s.is_plain()).map(|s| (s.entity.as_str(), s.node.at.as_str())).collect();
+    let node_of: BTreeMap<&str, &Node> = selected.iter().filter(|s| s.is_plain()).map(|s| (s.entity.as_str(), &s.node)).collect();
     for e in d.entities.iter_mut() {
         e.source = at_of.get(e.name.as_str()).map(|a| a.to_string());
         // `accepted_values` tests: the values filters are checked against.
@@ -354,7 +394,16 @@ fn joins(
         }
         let declared_unique = src.node.columns.iter().any(|c| c.name == l.column && (c.unique || c.primary_key))
             || identities.get(&src.key).is_some_and(|(cols, _, _)| cols.as_slice() == [l.column.clone()]);
-        let target_is_identity = identities.get(&tgt.key).is_some_and(|(cols, _, _)| cols.as_slice() == [l.field.clone()]);
+        let target_is_identity = match &tgt.semantic {
+            Some(key) => *key == l.field,
+            None => identities.get(&tgt.key).is_some_and(|(cols, _, _)| cols.as_slice() == [l.field.clone()]),
+        };
+        if let Some(key) = tgt.semantic.as_ref().filter(|k| **k != l.field) {
+            notes.push(format!(
+                "join `{name}` ({}): `{}.{}` is not the key `{key}` of the semantic model's entity `{}`",
+                l.at, tgt.node.name, l.field, tgt.entity
+            ));
+        }
         let mut evidence = vec![format!("dbt relationships test: `{}.{}` values are found in `{}.{}`", src.node.name, l.column, tgt.node.name, l.field)];
         let mut confidence = "high";
         let mut every_row_matches = false;
@@ -412,7 +461,7 @@ fn joins(
 /// show, else `contact` (a name, an address: what "PII" most often means).
 fn declared_pii(selected: &[Selected], catalog: &Catalog, d: &mut Draft) {
     let mut block: BTreeSet<String> = d.block.iter().cloned().collect();
-    for s in selected {
+    for s in selected.iter().filter(|s| s.is_plain()) {
         let Some(t) = catalog.tables.get(&s.key) else { continue };
         for c in &s.node.columns {
             let Some(why) = &c.pii else { continue };

@@ -44,11 +44,12 @@ mod app {
     }
 
     /// Drafts the project from its nodes; `bound` holds the relations
-    /// (`schema.table`) semantic models already import, `taken` the entity
-    /// names they use.
+    /// (`schema.table`) semantic models already import (with the entity
+    /// each becomes, which a `relationships` test may join), `taken` the
+    /// entity names they use.
     pub fn import(
         nodes: &[Node],
-        bound: &BTreeSet<String>,
+        bound: &map::Bound,
         taken: &BTreeSet<String>,
         warehouse: Option<&dyn Engine>,
         current_year: i32,
