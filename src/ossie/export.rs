@@ -129,6 +129,7 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
     let join_docs = documents(&dir, "joins")?;
     let metric_docs = documents(&dir, "metrics")?;
     let query_docs = documents(&dir, "queries")?;
+    let keys = KeyFields::plan(&model);
     let mut datasets = Vec::new();
     for (name, e) in &model.entities {
         let mut fields = Vec::new();
@@ -154,10 +155,21 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
         for (alias, real) in &e.column_aliases {
             fields.push(json!({"name": alias, "expression": expression(real), "description": format!("Another name for `{real}`.")}));
         }
+        // Key fields last, so the import meets each real column first.
+        for (field, column) in keys.fields.get(name.as_str()).into_iter().flatten() {
+            fields.push(json!({
+                "name": field,
+                "expression": expression(column),
+                "description": format!("The key `{column}` under the entity name `{field}`, so tools that name entities after key fields (dbt's) link the datasets."),
+                "custom_extensions": [ours(json!({"key_field_of": column}))],
+            }));
+        }
         let mut d = Map::new();
         d.insert("name".into(), json!(name));
         d.insert("source".into(), json!(e.table.to_string()));
-        if !e.identity.is_empty() {
+        if let Some(own) = keys.primary.get(name.as_str()) {
+            d.insert("primary_key".into(), json!([own]));
+        } else if !e.identity.is_empty() {
             d.insert("primary_key".into(), json!(e.identity));
         }
         if let Some(desc) = &e.description {
@@ -177,8 +189,13 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
         // Ossie's `from` is the many side: a one_to_many join is written the other way round.
         let flip = j.cardinality == Some(C::OneToMany);
         let (from, to) = if flip { (&j.target_entity, &j.source_entity) } else { (&j.source_entity, &j.target_entity) };
-        let fc: Vec<&str> = j.on.iter().map(|k| if flip { k.target.as_str() } else { k.source.as_str() }).collect();
-        let tc: Vec<&str> = j.on.iter().map(|k| if flip { k.source.as_str() } else { k.target.as_str() }).collect();
+        let (fc, tc): (Vec<&str>, Vec<&str>) = match keys.relationships.get(name.as_str()) {
+            Some(field) => (vec![field.as_str()], vec![field.as_str()]),
+            None => (
+                j.on.iter().map(|k| if flip { k.target.as_str() } else { k.source.as_str() }).collect(),
+                j.on.iter().map(|k| if flip { k.source.as_str() } else { k.target.as_str() }).collect(),
+            ),
+        };
         let note = match j.cardinality {
             Some(C::ManyToOne | C::OneToMany) => format!("Each `{from}` row has at most one `{to}` row; walked from `{to}` to `{from}` rows repeat, and schemabrain aggregates each row once (deduplicated by identity), never inflated."),
             Some(C::OneToOne) => "One to one: no side repeats.".to_string(),
@@ -245,6 +262,63 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
     sm.insert("metrics".into(), Json::Array(metrics));
     sm.insert("custom_extensions".into(), Json::Array(exts));
     Ok(json!({"version": EXPORT_VERSION, "semantic_model": [Json::Object(sm)]}))
+}
+
+/// Key fields named per dataset. Ossie's dbt converter names each entity
+/// after the key field: with every primary key the column `id`, every
+/// dataset would be the entity `id` and no foreign key (`customer_id`)
+/// would meet its primary one. So a dataset with a one-column identity
+/// gets a field named after the dataset reading that column, listed as
+/// its primary key, and the many side of each one-column relationship to
+/// it gets a field of the same name reading its foreign column. Where a
+/// name is taken (a column of that name, two relationships to one
+/// dataset, a self join) the plain columns stay. Each such field carries
+/// `key_field_of` in our extension, so `import ossie` reads the column
+/// and adds no alias.
+#[derive(Default)]
+struct KeyFields {
+    /// dataset → its primary key field's name.
+    primary: BTreeMap<String, String>,
+    /// dataset → (field, column) to add.
+    fields: BTreeMap<String, Vec<(String, String)>>,
+    /// relationship → the field both its sides name.
+    relationships: BTreeMap<String, String>,
+}
+
+impl KeyFields {
+    fn plan(model: &SemanticModel) -> KeyFields {
+        let mut k = KeyFields::default();
+        let taken = |ds: &str, field: &str| -> bool {
+            model.entities.get(ds).is_none_or(|e| e.column(field).is_some() || e.column_aliases.contains_key(field))
+        };
+        for (name, e) in &model.entities {
+            if let [id] = e.identity.as_slice() {
+                if !taken(name, name) {
+                    k.primary.insert(name.clone(), name.clone());
+                    k.fields.entry(name.clone()).or_default().push((name.clone(), id.clone()));
+                }
+            }
+        }
+        for (name, j) in &model.joins {
+            let flip = j.cardinality == Some(crate::model::Cardinality::OneToMany);
+            let (from, to) = if flip { (&j.target_entity, &j.source_entity) } else { (&j.source_entity, &j.target_entity) };
+            let [key] = j.on.as_slice() else { continue };
+            let (fc, tc) = if flip { (&key.target, &key.source) } else { (&key.source, &key.target) };
+            let Some(field) = k.primary.get(to.as_str()).cloned() else { continue };
+            let to_identity = model.entities.get(to.as_str()).map(|e| e.identity.as_slice());
+            if from == to || to_identity != Some(std::slice::from_ref(tc)) || taken(from, &field) {
+                continue;
+            }
+            let here = k.fields.entry(from.clone()).or_default();
+            match here.iter().find(|(f, _)| *f == field) {
+                Some((_, c)) if c == fc => {}
+                Some(_) => continue,
+                None => here.push((field.clone(), fc.clone())),
+            }
+            k.relationships.insert(name.clone(), field);
+        }
+        k
+    }
 }
 
 fn literal(l: &Literal) -> String {

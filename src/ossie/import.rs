@@ -276,7 +276,10 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
             for f in arr(d, "fields") {
                 let fname = s(f, "name").unwrap_or("?").to_string();
                 let fitem = format!("field {name}.{fname}");
-                let _ = extensions_of(f, &fitem, &mut out.extensions, &mut out.unmapped);
+                // Our export's key fields (the key under the dataset's name,
+                // for tools that name entities after key fields) read a
+                // column the dataset already has: no alias of ours.
+                let key_field = extensions_of(f, &fitem, &mut out.extensions, &mut out.unmapped).is_some_and(|o| o.contains_key("key_field_of"));
                 if !is_identifier(&fname) {
                     out.unmapped.push(Unmapped { item: fitem, reason: "its name is not an identifier".into() });
                     continue;
@@ -293,7 +296,9 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
                 let plain = aggregate::plain_column(&sql, &name);
                 match &plain {
                     Some(c) if *c != fname => {
-                        ds.aliases.insert(fname.clone(), c.clone());
+                        if !key_field {
+                            ds.aliases.insert(fname.clone(), c.clone());
+                        }
                         col.insert("name".into(), json!(c));
                     }
                     Some(_) => {
