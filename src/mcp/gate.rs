@@ -138,19 +138,32 @@ fn bearer(req: &Request) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| credential.trim()).filter(|c| !c.is_empty())
 }
 
+/// A refusal sent once the refused request's body is read (up to 64 KiB):
+/// a body left unread makes the server close the connection after the
+/// response, and a client that sends its next request on that kept-alive
+/// connection meets "server disconnected without sending a response". A
+/// larger body is not read; the refusal then says `Connection: close`.
+async fn refuse_after_body(req: Request, mut response: Response) -> Response {
+    const BODY_LIMIT: usize = 64 * 1024;
+    if axum::body::to_bytes(req.into_body(), BODY_LIMIT).await.is_err() {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
 /// The middleware on `/mcp`.
 pub async fn require_bearer(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
     let principal = match bearer(&req) {
         None => {
             tracing::info!("MCP request without a credential: 401");
-            return gate.unauthorized(None);
+            return refuse_after_body(req, gate.unauthorized(None)).await;
         }
         Some(credential) => match gate.auth.authenticate(credential, crate::auth::now()) {
             Ok(p) => p,
             Err(refusal) => {
                 // The reason only: the credential never reaches a log.
                 tracing::info!("MCP request refused: {refusal}");
-                return gate.unauthorized(Some(&refusal));
+                return refuse_after_body(req, gate.unauthorized(Some(&refusal))).await;
             }
         },
     };
@@ -160,7 +173,7 @@ pub async fn require_bearer(State(gate): State<Arc<Gate>>, mut req: Request, nex
         let owner = gate.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned();
         if owner.is_some_and(|o| o != who) {
             tracing::info!("a session was presented by a principal other than the one that opened it: 404");
-            return (StatusCode::NOT_FOUND, "session not found").into_response();
+            return refuse_after_body(req, (StatusCode::NOT_FOUND, "session not found").into_response()).await;
         }
     }
     let closing = req.method() == Method::DELETE;
