@@ -201,8 +201,8 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, source: Option<
     if let Some(source) = &source {
         settings.push_str(&format!("source: {}\n", crate::model::yaml_quoted(source)));
     }
-    if let Some((table, column)) = &imported.time_spine {
-        settings.push_str(&format!("time_spine: {{table: {table}, column: {column}}}\n"));
+    if let Some(line) = imported.time_spine_setting() {
+        settings.push_str(&line);
     }
     files.insert("schemabrain.yaml".into(), settings);
     let nothing = entities == 0 && metrics == 0 && imported.queries == 0;

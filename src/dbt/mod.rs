@@ -85,6 +85,20 @@ pub struct Imported {
     /// The project's daily time spine as `(schema.table, column)`, when the
     /// manifest names one (`join_to_timespine` metrics need it).
     pub time_spine: Option<(String, String)>,
+    /// The time spine's custom granularities as `(name, column)`
+    /// (`custom_grains` of our `time_spine`).
+    pub custom_grains: Vec<(String, String)>,
+}
+
+impl Imported {
+    /// The `time_spine: {table, column, custom_grains}` line of
+    /// `schemabrain.yaml`, when the manifest names a time spine.
+    pub fn time_spine_setting(&self) -> Option<String> {
+        let (table, column) = self.time_spine.as_ref()?;
+        let custom: Vec<String> = self.custom_grains.iter().map(|(name, column)| format!("{{name: {name}, column: {column}}}")).collect();
+        let custom = if custom.is_empty() { String::new() } else { format!(", custom_grains: [{}]", custom.join(", ")) };
+        Some(format!("time_spine: {{table: {table}, column: {column}{custom}}}\n"))
+    }
 }
 
 /// The daily time spine the manifest names: the current `time_spines`
@@ -92,9 +106,7 @@ pub struct Imported {
 /// `time_spine_table_configurations` (`location: db.schema.table`).
 fn time_spine(manifest: &Json) -> Option<(String, String)> {
     let config = manifest.get("project_configuration")?;
-    let spines = arr(config, "time_spines");
-    let day = |sp: &&Json| sp.get("primary_column").and_then(|c| s(c, "time_granularity")) == Some("day");
-    if let Some(sp) = spines.iter().find(day).or(spines.first()) {
+    if let Some(sp) = daily_spine(manifest) {
         let relation = sp.get("node_relation")?;
         let column = sp.get("primary_column").and_then(|c| s(c, "name"))?;
         let (schema, table) = (s(relation, "schema_name")?, s(relation, "alias")?);
@@ -107,6 +119,46 @@ fn time_spine(manifest: &Json) -> Option<(String, String)> {
     let column = s(sp, "column_name")?;
     let plain = [schema, table, column].iter().all(|p| is_identifier(p));
     plain.then(|| (format!("{schema}.{table}"), column.to_string()))
+}
+
+/// The `time_spines` entry at day granularity, else the first.
+fn daily_spine(manifest: &Json) -> Option<&Json> {
+    let spines = arr(manifest.get("project_configuration")?, "time_spines");
+    let day = |sp: &&Json| sp.get("primary_column").and_then(|c| s(c, "time_granularity")) == Some("day");
+    spines.iter().find(day).or(spines.first())
+}
+
+/// The custom granularities of the time spine `time_spine` chose, as
+/// `(name, column)` (the column defaulting to the name, as dbt's does);
+/// those that cannot be a grain of ours (a name a calendar grain or a date
+/// part has, a column that is not a plain name, another spine's) listed.
+fn custom_grains(manifest: &Json, spine_named: bool, unmapped: &mut Vec<Unmapped>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let chosen = daily_spine(manifest);
+    let spines = manifest.get("project_configuration").map(|c| arr(c, "time_spines")).unwrap_or(&[]);
+    for sp in spines {
+        for g in arr(sp, "custom_granularities") {
+            let name = s(g, "name").unwrap_or("?");
+            let column = s(g, "column_name").unwrap_or(name);
+            let item = format!("custom_granularity {name}");
+            let problem = if !spine_named || !chosen.is_some_and(|c| std::ptr::eq(c, sp)) {
+                Some("it is declared on a time spine other than the daily one the import reads".to_string())
+            } else if !is_identifier(name) || !is_identifier(column) {
+                Some(format!("`{name}` (column `{column}`) is not a plain name"))
+            } else if crate::model::Grain::parse(name).is_some() || name.starts_with("extract_") {
+                Some(format!("`{name}` is the name of a calendar grain or a date part"))
+            } else if out.iter().any(|(n, _)| n == name) {
+                Some("declared twice".to_string())
+            } else {
+                None
+            };
+            match problem {
+                Some(reason) => unmapped.push(Unmapped { item, reason }),
+                None => out.push((name.to_string(), column.to_string())),
+            }
+        }
+    }
+    out
 }
 
 use crate::model::yaml_quoted as q;
@@ -236,15 +288,8 @@ pub fn import_semantic_manifest(manifest: &Json, source_file: &str) -> Imported 
 pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside: &BTreeMap<String, String>) -> Imported {
     let mut out = Imported { time_spine: time_spine(manifest), ..Imported::default() };
     // A custom granularity (`metric_time__fiscal_year`: the spine's column
-    // at each day) has no grain of ours yet; requests at it are refused.
-    let spines = manifest.get("project_configuration").map(|c| arr(c, "time_spines")).unwrap_or(&[]);
-    for g in spines.iter().flat_map(|sp| arr(sp, "custom_granularities")) {
-        let name = s(g, "name").unwrap_or("?");
-        out.unmapped.push(Unmapped {
-            item: format!("custom_granularity {name}"),
-            reason: format!("a grain read from a time spine column (`metric_time__{name}`) is not in our grammar yet: requests at it are refused"),
-        });
-    }
+    // at each day) is a custom grain of our time spine.
+    out.custom_grains = custom_grains(manifest, out.time_spine.is_some(), &mut out.unmapped);
     let mut models: Vec<Model<'_>> = Vec::new();
     let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
     for sm in arr(manifest, "semantic_models") {
@@ -433,7 +478,8 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
     // Simple metrics first, then ratios over them.
     for (name, metric) in &by_name {
         if s(metric, "type") == Some("simple") {
-            match simple_metric(name, metric, &measures, &models, &names, out.time_spine.is_some(), source_file) {
+            let spine = SpineUse { named: out.time_spine.is_some(), custom_grains: &out.custom_grains };
+            match simple_metric(name, metric, &measures, &models, &names, &spine, source_file) {
                 Ok((text, or)) => {
                     if or {
                         with_or.insert(name.to_string());
@@ -618,6 +664,13 @@ fn condition_item(c: &where_filter::Cond) -> String {
     }
 }
 
+/// What a simple metric reads of the time spine: whether the manifest
+/// names one, and its custom grains (which the metric's grains list).
+struct SpineUse<'a> {
+    named: bool,
+    custom_grains: &'a [(String, String)],
+}
+
 /// A simple metric's file, and whether its filter has OR.
 fn simple_metric(
     name: &str,
@@ -625,7 +678,7 @@ fn simple_metric(
     measures: &BTreeMap<&str, (&Model<'_>, &Json)>,
     models: &[Model<'_>],
     names: &Names,
-    has_time_spine: bool,
+    spine: &SpineUse<'_>,
     source_file: &str,
 ) -> Result<(String, bool), String> {
     let tp = metric.get("type_params").cloned().unwrap_or(Json::Null);
@@ -637,7 +690,7 @@ fn simple_metric(
         None => None,
         Some(f) => Some(f.as_i64().ok_or_else(|| format!("fill_nulls_with `{f}` is not a whole number"))?),
     };
-    if join_to_timespine && !has_time_spine {
+    if join_to_timespine && !spine.named {
         return Err("join_to_timespine needs the project's time spine, which the manifest does not name (project_configuration.time_spines)".into());
     }
     // The aggregation, its operand and parameters, and the model it reads.
@@ -694,7 +747,12 @@ fn simple_metric(
     let mut text = header(name, metric);
     text.push_str(&format!("entity: {}\nmeasure: {measure}\n", model.entity));
     if let Some(t) = &time_column {
-        text.push_str(&format!("time_dimension: {t}\ntime_grains: {GRAINS}\n"));
+        // The calendar grains, then the time spine's custom ones.
+        let grains = match spine.custom_grains {
+            [] => GRAINS.to_string(),
+            custom => format!("{}, {}]", GRAINS.trim_end_matches(']'), custom.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")),
+        };
+        text.push_str(&format!("time_dimension: {t}\ntime_grains: {grains}\n"));
     }
     if !filters.items.is_empty() {
         text.push_str("filter:\n");
@@ -1030,9 +1088,7 @@ fn drop_what_does_not_load(out: &mut Imported, mapped: &mut BTreeSet<String>) {
             .files
             .iter()
             .filter_map(|(rel, text)| Some((FileKind::of_project_path(rel)?, std::path::PathBuf::from(rel), text.clone())))
-            .chain(out.time_spine.as_ref().map(|(table, column)| {
-                (FileKind::Settings, std::path::PathBuf::from("schemabrain.yaml"), format!("version: 1\ntime_spine: {{table: {table}, column: {column}}}\n"))
-            }))
+            .chain(out.time_spine_setting().map(|line| (FileKind::Settings, std::path::PathBuf::from("schemabrain.yaml"), format!("version: 1\n{line}"))))
             .collect();
         let (_, diags) = load_project_from_files(&files);
         let bad: BTreeMap<String, String> = diags

@@ -373,21 +373,35 @@ impl Parser<'_> {
             return Err(self.fail(i, "expected a {{ Dimension(...) }} reference"));
         };
         let column = (self.resolve)(kind, name).map_err(|e| self.fail(i, &e))?;
-        // A time dimension at a grain compares its period's start.
+        // A time dimension at a grain compares its period's start: a
+        // calendar period as bounds on the column, any other grain (a time
+        // spine's custom grain, checked when the filter is resolved) as the
+        // bucketed column `<column>__<grain>`.
         let period = match grain.as_deref() {
             None => None,
-            Some(g) => Some(Period::parse(g).ok_or_else(|| self.fail(i, &format!("`{g}` is not a grain (day, week, month, quarter, year)")))?),
+            Some(g) => match Period::parse(g) {
+                Some(p) => Some(Ok(p)),
+                None if crate::model::is_identifier(g) => Some(Err(format!("{column}__{g}"))),
+                None => return Err(self.fail(i, &format!("`{g}` is not a grain"))),
+            },
         };
         let i = i + 1;
         // `op value` on the column, or on its period as bounds.
         let compare = |op: &str, v: Json, at: usize| -> Result<Cond, String> {
-            match period {
+            match &period {
                 None => Ok(atom(&column, op, Some(v))),
-                Some(p) => {
-                    let bounds = period_bounds(p, op, &v).ok_or_else(|| self.fail(at, "expected a date (YYYY-MM-DD)"))?;
+                Some(Err(bucketed)) => Ok(atom(bucketed, op, Some(v))),
+                Some(Ok(p)) => {
+                    let bounds = period_bounds(*p, op, &v).ok_or_else(|| self.fail(at, "expected a date (YYYY-MM-DD)"))?;
                     Ok(join(true, bounds.into_iter().map(|(op, b)| atom(&column, op, Some(b))).collect()))
                 }
             }
+        };
+        // The column a NULL test reads: a calendar period is NULL exactly
+        // when its time is; a custom one also where the spine has no day.
+        let tested = match &period {
+            Some(Err(bucketed)) => bucketed.clone(),
+            _ => column.clone(),
         };
         let (cond, next) = match self.toks.get(i).map(|(_, t)| t) {
             Some(Tok::Op(op)) => {
@@ -406,8 +420,7 @@ impl Parser<'_> {
                 if !self.word(k, "NULL") {
                     return Err(self.fail(k, "expected NULL"));
                 }
-                // A period is NULL exactly when its time is.
-                (atom(&column, if not { "not_null" } else { "is_null" }, None), k + 1)
+                (atom(&tested, if not { "not_null" } else { "is_null" }, None), k + 1)
             }
             Some(Tok::Word(w)) if ["IN", "NOT", "BETWEEN", "LIKE"].contains(&w.as_str()) => {
                 let not = w == "NOT";
@@ -441,8 +454,9 @@ impl Parser<'_> {
                             _ => return Err(self.fail(j + 1, "expected `,` or `)`")),
                         }
                     }
-                    let cond = match period {
+                    let cond = match &period {
                         None => atom(&column, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
+                        Some(Err(bucketed)) => atom(bucketed, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
                         // A period in a list is one of those periods.
                         Some(_) => join(false, values.into_iter().map(|(v, at)| compare("eq", v, at)).collect::<Result<_, _>>()?),
                     };

@@ -23,7 +23,7 @@
 //! Architecture invariant: depends on `model` and the pure `dbt` parser.
 
 use super::{Condition, FilterArg, FilterValue, Issue, MetricRequest, OrderArg};
-use crate::model::{is_identifier, Grain, Literal, SemanticModel};
+use crate::model::{is_identifier, Literal, SemanticModel};
 
 fn malformed(argument: &str, message: String) -> Issue {
     Issue::Malformed { argument: argument.into(), message }
@@ -101,7 +101,7 @@ fn column_of(model: &SemanticModel, name: &str, grain: Option<String>) -> (Strin
         }
         return (name.to_string(), grain);
     }
-    let (parts, grain) = match (parts.split_last(), parts.last().and_then(|g| Grain::parse(g))) {
+    let (parts, grain) = match (parts.split_last(), parts.last().and_then(|g| model.grain(g))) {
         (Some((g, rest)), Some(_)) if parts.len() >= 3 => (rest, Some(g.to_string())),
         _ => (parts.as_slice(), grain),
     };
@@ -179,7 +179,7 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
         }
         if column == "metric_time" {
             grains.push(grain.unwrap_or_else(|| "day".into()));
-        } else if let Some(grain) = grain.clone().filter(|g| Grain::parse(g).is_some() && !every_metrics_own(&column)) {
+        } else if let Some(grain) = grain.clone().filter(|g| model.grain(g).is_some() && !every_metrics_own(&column)) {
             group_by.push(format!("{column}__{grain}"));
         } else if let Some(grain) = grain {
             grains.push(grain);
@@ -227,7 +227,7 @@ pub fn normalize(model: &SemanticModel, req: &MetricRequest) -> Result<MetricReq
                 match column_of(model, &name, grain) {
                     // A time dimension at a grain is the request's time
                     // bucket where it is the metrics' own, else its own key.
-                    (c, Some(g)) if Grain::parse(&g).is_some() && !every_metrics_own(&c) => format!("{c}__{g}"),
+                    (c, Some(g)) if model.grain(&g).is_some() && !every_metrics_own(&c) => format!("{c}__{g}"),
                     (_, Some(g)) => format!("metric_time__{g}"),
                     (c, None) => c,
                 }

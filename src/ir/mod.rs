@@ -193,6 +193,9 @@ pub struct Filter {
     /// A metric filter: the metric grouped by `column`, resolved; the
     /// filter compares its value, not the column's.
     pub by_metric: Option<Box<ResolvedRequest>>,
+    /// The filter compares the period `column` falls in at this grain
+    /// (`order.ordered_at__fiscal_year`), not the column itself.
+    pub bucket: Option<Grain>,
 }
 
 /// A request resolved: the simple-metric queries to run (components) and

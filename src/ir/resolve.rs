@@ -116,9 +116,9 @@ fn resolve_in(model: &SemanticModel, req: &MetricRequest) -> Result<ResolvedRequ
     }
     let time_grain = match &req.time_grain {
         None => None,
-        Some(g) => Some(Grain::parse(g).ok_or_else(|| Issue::InvalidTimeGrain {
+        Some(g) => Some(model.grain(g).ok_or_else(|| Issue::InvalidTimeGrain {
             grain: echo(g),
-            allowed: if first_grains.is_empty() { Grain::ALL.to_vec() } else { first_grains.clone() },
+            allowed: if first_grains.is_empty() { model.grains() } else { first_grains.clone() },
         })?),
     };
     let time_dimension = match &req.time_dimension {
@@ -289,7 +289,7 @@ fn metric_filters(model: &SemanticModel, m: &crate::model::Metric, extra: &[crat
 fn declared_filter(model: &SemanticModel, f: &crate::model::FilterSpec) -> Result<Filter, Issue> {
     let values = typed_values(model, &f.column, f.op, &f.values)?;
     check_like(model, &f.column, f.op, &values, "name")?;
-    Ok(Filter { column: f.column.clone(), op: f.op, values, from_metric: true, by_metric: None })
+    Ok(Filter { column: f.column.clone(), op: f.op, values, from_metric: true, by_metric: None, bucket: None })
 }
 
 /// A component that moves along time needs a grain, and a period
@@ -302,6 +302,12 @@ fn check_time(output: &str, m: &crate::model::Metric, grain: Option<Grain>, tran
     let Some(grain) = grain else {
         return Err(Issue::TimeGrainRequired { metric: output.to_string(), allowed });
     };
+    // Moving rows along time, accumulating over a window or reading a
+    // period's first bucket needs buckets of a known length; a custom
+    // grain's periods are whatever the time spine says.
+    if grain.is_custom() {
+        return Err(Issue::InvalidTimeGrain { grain: grain.as_str().to_string(), allowed: allowed.into_iter().filter(|g| !g.is_custom()).collect() });
+    }
     let period = match transform {
         Transform::ToGrain(p) | Transform::ToGrainKeys(p) | Transform::Cumulative(crate::model::CumulativeWindow::GrainToDate(p)) => *p,
         _ => return Ok(()),
@@ -374,6 +380,21 @@ fn check_column(model: &SemanticModel, e: &Entity, col: &str, role: ColumnRole) 
 }
 
 fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
+    // `entity.date_column__<grain>`: the period the time falls in.
+    if let Some((name, suffix)) = f.column.rsplit_once("__").filter(|(name, _)| f.metric.is_none() && name.contains('.') && !column_exists(model, &f.column)) {
+        match model.grain(suffix) {
+            Some(grain) => return bucket_filter(model, f, name, grain),
+            // A date column with a suffix that names no grain.
+            None if column_exists(model, name) && model.class_of(&column(model, name, ColumnRole::Filter)?).is_temporal() => {
+                let grains: Vec<&str> = model.grains().into_iter().map(|g| g.as_str()).collect();
+                return Err(Issue::Malformed {
+                    argument: "filters".into(),
+                    message: format!("`{}`: `{}` is not a grain; use one of {}", echo(&f.column), echo(suffix), grains.join(", ")),
+                });
+            }
+            None => {}
+        }
+    }
     let column = column(model, &f.column, ColumnRole::Filter)?;
     if let Some(metric) = &f.metric {
         return metric_filter(model, f, column, metric);
@@ -400,7 +421,41 @@ fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
     let values = typed_values(model, &column, op, &literals)?;
     check_like(model, &column, op, &values, "filters")?;
     check_accepted(model, &column, op, &values)?;
-    Ok(Filter { column, op, values, from_metric: false, by_metric: None })
+    Ok(Filter { column, op, values, from_metric: false, by_metric: None, bucket: None })
+}
+
+/// A filter on the period a date column falls in at `grain`
+/// (`order.ordered_at__fiscal_year = '2024-02-01'`): compared as a
+/// bucket of that column is (a custom grain's period as the spine's
+/// DATE), by the comparisons and lists that order dates.
+fn bucket_filter(model: &SemanticModel, f: &FilterArg, name: &str, grain: Grain) -> Result<Filter, Issue> {
+    let column = column(model, name, ColumnRole::Filter)?;
+    let class = model.class_of(&column);
+    if class != crate::model::TypeClass::Unknown && !class.is_temporal() {
+        return Err(malformed_filter(&column, format!("`{column}` is not a date or timestamp column, so it has no {}", grain.as_str())));
+    }
+    if class == crate::model::TypeClass::Date && grain < Grain::Day {
+        return Err(Issue::GrainMismatch { dimension: column.to_string(), grain, allowed: model.grains().into_iter().filter(|g| *g >= Grain::Day).collect() });
+    }
+    let op = FilterOp::parse(&f.op).filter(|op| !matches!(op, FilterOp::Like | FilterOp::NotLike));
+    let Some(op) = op else {
+        return Err(malformed_filter(&column, format!("op `{}` does not compare periods; use eq, ne, lt, lte, gt, gte, in, not_in, is_null or not_null", echo(&f.op))));
+    };
+    let literals: Vec<Literal> = match (op.arity(), &f.value) {
+        (OpArity::None, FilterValue::None) => Vec::new(),
+        (OpArity::Scalar, FilterValue::Scalar(l)) => vec![l.clone()],
+        (OpArity::List, FilterValue::List(items)) if !items.is_empty() => items.clone(),
+        (OpArity::List, FilterValue::Scalar(l)) => vec![l.clone()],
+        _ => return Err(malformed_filter(&column, format!("`{}` on a period takes {}", op.as_str(), match op.arity() { OpArity::None => "no value", OpArity::Scalar => "one date", OpArity::List => "a list of dates" }))),
+    };
+    // A custom grain's period is the spine's DATE; a calendar bucket is
+    // typed as its column is.
+    let bucket_class = if grain.is_custom() { crate::model::TypeClass::Date } else { class };
+    let values = literals
+        .iter()
+        .map(|l| Value::typed(l, bucket_class).map_err(|expected| malformed_filter(&column, format!("`{}` value {l} is not a period start: expected {expected}", op.as_str()))))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Filter { column, op, values, from_metric: false, by_metric: None, bucket: Some(grain) })
 }
 
 /// A filter on a metric's value per value of `column` (the metric grouped
@@ -432,7 +487,7 @@ fn metric_filter(model: &SemanticModel, f: &FilterArg, column: ColumnRef, metric
     if resolved.outputs.len() != 1 {
         return Err(bad("name one metric".into()));
     }
-    Ok(Filter { column, op, values, from_metric: false, by_metric: Some(Box::new(resolved)) })
+    Ok(Filter { column, op, values, from_metric: false, by_metric: Some(Box::new(resolved)), bucket: None })
 }
 
 /// `like` reads text: a text column and a text pattern.
@@ -516,7 +571,7 @@ fn group_column(model: &SemanticModel, text: &str) -> Result<GroupColumn, Issue>
                     argument: "group_by".into(),
                     message: format!("`{}`: `{}` is not a date part; use one of {}", echo(text), echo(part), DatePart::names().join(", ")),
                 })?,
-                None => match Grain::parse(suffix) {
+                None => match model.grain(suffix) {
                     Some(g) => Derived::Bucket(g),
                     // Not a grain: the whole text is a (misspelt) column.
                     None => return Ok(GroupColumn::plain(column(model, text, ColumnRole::GroupBy)?)),
@@ -543,7 +598,7 @@ fn group_column(model: &SemanticModel, text: &str) -> Result<GroupColumn, Issue>
     }
     if let (Derived::Bucket(g), crate::model::TypeClass::Date) = (derived, class) {
         if g < Grain::Day {
-            return Err(Issue::GrainMismatch { dimension: c.to_string(), grain: g, allowed: Grain::ALL.into_iter().filter(|g| *g >= Grain::Day).collect() });
+            return Err(Issue::GrainMismatch { dimension: c.to_string(), grain: g, allowed: model.grains().into_iter().filter(|g| *g >= Grain::Day).collect() });
         }
     }
     Ok(GroupColumn { column: c, derived: Some(derived) })

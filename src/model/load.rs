@@ -154,7 +154,10 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
     // Names whose definition failed to load: references to them are not
     // reported again as unknown (the first error is the one to fix).
     let mut broken: Vec<String> = Vec::new();
-    for (kind, path, text) in files {
+    // schemabrain.yaml first: a metric's `time_grains` may name the time
+    // spine's custom grains (diagnostics are sorted at the end anyway).
+    let settings_first = files.iter().filter(|f| f.0 == FileKind::Settings).chain(files.iter().filter(|f| f.0 != FileKind::Settings));
+    for (kind, path, text) in settings_first {
         let errors_before = diags.len();
         let docs = parse_documents(path, text, &mut diags);
         if docs.is_empty() && diags.len() == errors_before {
@@ -178,10 +181,10 @@ pub fn load_project_from_files(files: &[(FileKind, PathBuf, String)]) -> (Semant
                 FileKind::Metric => match metric_type(&mut r, doc).as_deref() {
                     Some(t @ ("ratio" | "derived" | "cumulative" | "conversion")) => read_derived(&mut r, doc, t)
                         .map(|m| insert_unique(&mut r, &mut model.derived, m.name.clone(), m, "metric", |m| &m.defined_at)),
-                    Some(_) => read_metric(&mut r, doc)
+                    Some(_) => read_metric(&mut r, doc, &model.grains())
                         .map(|m| insert_unique(&mut r, &mut model.metrics, m.name.clone(), m, "metric", |m| &m.defined_at)),
                     // An unknown type is reported; the rest is still read for its own errors.
-                    None => read_metric(&mut r, doc).and(None),
+                    None => read_metric(&mut r, doc, &model.grains()).and(None),
                 },
                 FileKind::Query => read_query(&mut r, doc)
                     .map(|q| insert_unique(&mut r, &mut model.queries, q.name.clone(), q, "saved query", |q| &q.defined_at)),
@@ -860,7 +863,9 @@ fn read_input(r: &mut Reader<'_>, field: Field<'_>, path: &str, fixed_alias: Opt
     Some(MetricInput { metric, alias, filters, offset })
 }
 
-fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
+/// `grains`: every grain a metric may list (the calendar ones and the
+/// project's custom ones).
+fn read_metric(r: &mut Reader<'_>, doc: &Node, grains: &[Grain]) -> Option<Metric> {
     let map = r.mapping(doc, "", METRIC_KEYS, &["version", "name", "entity", "measure"])?;
     r.version(&map);
     let name = map.get("name").and_then(|f| r.identifier(f, "name"));
@@ -868,7 +873,7 @@ fn read_metric(r: &mut Reader<'_>, doc: &Node) -> Option<Metric> {
     let measure = map.get("measure").and_then(|f| read_measure(r, f));
     // Every part is read (and its errors reported) before any failure counts.
     let time_dimension = map.get("time_dimension").map(|f| read_column_ref(r, f, "time_dimension"));
-    let time_grains = map.get("time_grains").map(|f| read_grains(r, f));
+    let time_grains = map.get("time_grains").map(|f| read_grains(r, f, grains));
     if map.has("time_dimension") != map.has("time_grains") {
         let (present, missing) = if map.has("time_dimension") { ("time_dimension", "time_grains") } else { ("time_grains", "time_dimension") };
         let line = map.get(present).map_or(map.line, |f| f.line);
@@ -1000,13 +1005,13 @@ fn read_column_ref(r: &mut Reader<'_>, field: Field<'_>, path: &str) -> Option<C
     parsed
 }
 
-fn read_grains(r: &mut Reader<'_>, field: Field<'_>) -> Option<Vec<Grain>> {
+fn read_grains(r: &mut Reader<'_>, field: Field<'_>, known: &[Grain]) -> Option<Vec<Grain>> {
     let items = r.list(field, "time_grains")?;
-    let names = Grain::names();
+    let names: Vec<&str> = known.iter().map(|g| g.as_str()).collect();
     let mut grains = Vec::new();
     let mut ok = true;
     for (path, item) in items {
-        match r.one_of(item, &path, &names).and_then(|s| Grain::parse(&s)) {
+        match r.one_of(item, &path, &names).and_then(|s| known.iter().copied().find(|g| g.as_str() == s)) {
             Some(g) if grains.contains(&g) => {
                 r.error(item.line, &path, format!("grain `{}` is listed twice", g.as_str()));
                 ok = false;
@@ -1233,9 +1238,10 @@ fn read_settings(r: &mut Reader<'_>, doc: &Node) -> Option<Settings> {
     Some(s)
 }
 
-/// `time_spine: {table: schema.table, column: date_day}`.
+/// `time_spine: {table: schema.table, column: date_day, custom_grains:
+/// [{name: fiscal_year, column: fiscal_year}]}`.
 fn read_time_spine(r: &mut Reader<'_>, field: Field<'_>) -> Option<TimeSpine> {
-    let m = r.mapping(field.node, "time_spine", &["table", "column"], &["table", "column"])?;
+    let m = r.mapping(field.node, "time_spine", &["table", "column", "custom_grains"], &["table", "column"])?;
     let table = m.get("table").and_then(|f| {
         let text = r.string(f, "time_spine.table")?;
         match text.split('.').collect::<Vec<_>>().as_slice() {
@@ -1247,5 +1253,37 @@ fn read_time_spine(r: &mut Reader<'_>, field: Field<'_>) -> Option<TimeSpine> {
         }
     });
     let column = m.get("column").and_then(|f| r.identifier(f, "time_spine.column"));
-    Some(TimeSpine { table: table?, column: column? })
+    let (table, column) = (table?, column?);
+    let mut custom_grains: Vec<&'static crate::model::CustomGrain> = Vec::new();
+    let items = m.get("custom_grains").and_then(|f| r.list(f, "time_spine.custom_grains")).unwrap_or_default();
+    for (path, item) in items {
+        let Some(g) = r.mapping(item.node, &path, &["name", "column"], &["name"]) else { continue };
+        let Some(name_field) = g.get("name") else { continue };
+        let Some(name) = r.identifier(name_field, &format!("{path}.name")) else { continue };
+        // A request names a grain in `time_grain` and after `__`: it must
+        // not read as a calendar grain, a date part or another custom grain.
+        let clash = if Grain::parse(&name).is_some() {
+            Some("a calendar grain has that name".to_string())
+        } else if name.starts_with("extract_") {
+            Some("`extract_<part>` names a date part".to_string())
+        } else if custom_grains.iter().any(|c| c.name == name) {
+            Some("another custom grain has that name".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = clash {
+            r.error(name_field.line, &format!("{path}.name"), format!("`{name}` cannot name a custom grain: {why}"));
+            continue;
+        }
+        // `column` defaults to the name, as dbt's `column_name` does.
+        let col = match g.get("column") {
+            Some(f) => match r.identifier(f, &format!("{path}.column")) {
+                Some(c) => c,
+                None => continue,
+            },
+            None => name.clone(),
+        };
+        custom_grains.push(crate::model::CustomGrain::intern(crate::model::CustomGrain { name, table: table.clone(), day: column.clone(), column: col }));
+    }
+    Some(TimeSpine { table, column, custom_grains })
 }

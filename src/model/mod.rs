@@ -123,6 +123,20 @@ impl SemanticModel {
 
     /// The type class of a column; unknown when neither the model nor a
     /// catalog says (or the column is not there).
+    /// A grain by name: a calendar grain or one of the time spine's custom grains.
+    pub fn grain(&self, name: &str) -> Option<Grain> {
+        Grain::parse(name).or_else(|| self.custom_grains().find(|g| g.name == name).map(Grain::Custom))
+    }
+
+    /// Every grain a request may name: the calendar ones, then the custom ones.
+    pub fn grains(&self) -> Vec<Grain> {
+        Grain::ALL.into_iter().chain(self.custom_grains().map(Grain::Custom)).collect()
+    }
+
+    fn custom_grains(&self) -> impl Iterator<Item = &'static CustomGrain> + '_ {
+        self.settings.time_spine.iter().flat_map(|s| s.custom_grains.iter().copied())
+    }
+
     pub fn class_of(&self, c: &ColumnRef) -> TypeClass {
         self.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(TypeClass::Unknown, Column::type_class)
     }
@@ -214,6 +228,9 @@ impl Interval {
             Grain::Month => (n, Grain::Month),
             Grain::Quarter => (3 * n, Grain::Month),
             Grain::Year => (12 * n, Grain::Month),
+            // Never built: `Interval::parse` reads calendar grains only, and
+            // a time spine's periods have no length to count in.
+            Grain::Custom(_) => (n, Grain::Day),
         }
     }
 }
@@ -387,6 +404,9 @@ pub struct TimeSpine {
     pub table: TableRef,
     /// A DATE (or TIMESTAMP) column with one row per day.
     pub column: String,
+    /// `custom_grains: [{name: fiscal_year, column: fiscal_year}]`: grains
+    /// whose period of each day is a column of the spine.
+    pub custom_grains: Vec<&'static CustomGrain>,
 }
 
 impl Default for Settings {
@@ -813,7 +833,10 @@ impl Measure {
     }
 }
 
-/// Time grains, finest first. Week is ISO (starts Monday).
+/// Time grains, finest first. Week is ISO (starts Monday). A custom grain
+/// (the project's time spine says which period each day is in, dbt's
+/// `custom_granularities`) comes after the calendar ones; it is made of
+/// days and holds no calendar grain but a day.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Grain {
     Hour,
@@ -822,11 +845,45 @@ pub enum Grain {
     Month,
     Quarter,
     Year,
+    Custom(&'static CustomGrain),
+}
+
+/// A grain read from a time spine column: a row's period is `column` on
+/// the spine's row for the row's day (`day` = the day). Interned, so that
+/// `Grain` stays `Copy` and its name a `&'static str` like the others.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CustomGrain {
+    pub name: String,
+    pub table: TableRef,
+    /// The spine's day column.
+    pub day: String,
+    /// The column holding each day's period (its first day, as a DATE).
+    pub column: String,
+}
+
+impl CustomGrain {
+    /// The one `'static` copy of `g`: each distinct grain is stored once
+    /// per process, however often a project is loaded.
+    pub fn intern(g: CustomGrain) -> &'static CustomGrain {
+        static INTERNED: std::sync::Mutex<std::collections::BTreeSet<&'static CustomGrain>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        // A poisoned lock still holds a valid set (insertions are atomic).
+        let mut set = INTERNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = set.get(&g) {
+            return found;
+        }
+        let leaked: &'static CustomGrain = Box::leak(Box::new(g));
+        set.insert(leaked);
+        leaked
+    }
 }
 
 impl Grain {
+    /// The calendar grains (a project's custom grains are in
+    /// `SemanticModel::grains`).
     pub const ALL: [Grain; 6] = [Grain::Hour, Grain::Day, Grain::Week, Grain::Month, Grain::Quarter, Grain::Year];
 
+    /// A calendar grain by name (`SemanticModel::grain` also knows the
+    /// project's custom ones).
     pub fn parse(s: &str) -> Option<Self> {
         Grain::ALL.into_iter().find(|g| g.as_str() == s)
     }
@@ -839,6 +896,7 @@ impl Grain {
             Grain::Month => "month",
             Grain::Quarter => "quarter",
             Grain::Year => "year",
+            Grain::Custom(g) => g.name.as_str(),
         }
     }
 
@@ -846,11 +904,20 @@ impl Grain {
         Grain::ALL.iter().map(|g| g.as_str()).collect()
     }
 
+    pub fn is_custom(self) -> bool {
+        matches!(self, Grain::Custom(_))
+    }
+
     /// Whether every bucket of `self` lies inside one bucket of `coarse`:
     /// days in months, months in years; weeks only in weeks (a week can
-    /// straddle two months).
+    /// straddle two months); days (and hours) in a custom grain's periods,
+    /// which are made of days.
     pub fn nests_in(self, coarse: Grain) -> bool {
-        self <= coarse && (self <= Grain::Day || self == coarse || (self != Grain::Week && coarse != Grain::Week))
+        match (self, coarse) {
+            (Grain::Custom(_), _) => self == coarse,
+            (_, Grain::Custom(_)) => self <= Grain::Day,
+            _ => self <= coarse && (self <= Grain::Day || self == coarse || (self != Grain::Week && coarse != Grain::Week)),
+        }
     }
 }
 

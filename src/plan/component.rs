@@ -526,7 +526,7 @@ fn choose_time(
     };
     let class = model.class_of(&dimension);
     let allowed_by_metric: Vec<Grain> =
-        if resolution == TimeResolution::Local && !metric.time_grains.is_empty() { metric.time_grains.clone() } else { Grain::ALL.to_vec() };
+        if resolution == TimeResolution::Local && !metric.time_grains.is_empty() { metric.time_grains.clone() } else { model.grains() };
     if class == TypeClass::Date && grain < Grain::Day {
         return Err(Issue::GrainMismatch {
             dimension: dimension.to_string(),

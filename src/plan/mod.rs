@@ -220,6 +220,9 @@ pub struct PlannedFilter {
     pub by_metric: Option<Box<RequestPlan>>,
     /// Declared by the metric (its definition), not asked by the request.
     pub from_metric: bool,
+    /// The filter compares the period the column falls in at this grain
+    /// (the column's type class beside it), not the column.
+    pub bucket: Option<(Grain, TypeClass)>,
 }
 
 impl PlannedFilter {
@@ -236,6 +239,7 @@ impl PlannedFilter {
             shift: None,
             by_metric,
             from_metric: f.from_metric,
+            bucket: f.bucket.map(|g| (g, model.class_of(&f.column))),
         })
     }
 }

@@ -120,6 +120,8 @@ pub enum Expr<'a> {
     InList { expr: Box<Expr<'a>>, list: Vec<Expr<'a>>, negated: bool },
     InSubquery(Box<Expr<'a>>, Box<Query<'a>>),
     Exists(Box<Query<'a>>),
+    /// `(query)`: a scalar subquery, one column and at most one row.
+    Subquery(Box<Query<'a>>),
     Like { expr: Box<Expr<'a>>, pattern: Box<Expr<'a>>, negated: bool },
     Cast(Box<Expr<'a>>, Type),
     Function(Box<Function<'a>>),
@@ -369,6 +371,11 @@ pub fn in_subquery<'a>(expr: Expr<'a>, query: Query<'a>) -> Expr<'a> {
 /// `EXISTS (query)`.
 pub fn exists(query: Query<'_>) -> Expr<'_> {
     Expr::Exists(Box::new(query))
+}
+
+/// `(query)`, a scalar subquery.
+pub fn subquery(query: Query<'_>) -> Expr<'_> {
+    Expr::Subquery(Box::new(query))
 }
 
 /// `expr [NOT] LIKE pattern`, with the engine's own escape rules.

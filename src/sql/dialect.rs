@@ -529,7 +529,8 @@ impl Dialect {
         }
     }
 
-    /// The template of a time bucket over `sb_x`.
+    /// The template of a time bucket over `sb_x` at a calendar grain (a
+    /// custom grain reads the time spine: `emit` writes it, never a template).
     pub fn bucket_template(&self, grain: Grain, class: TypeClass) -> String {
         let g = grain.as_str();
         match self.buckets {
@@ -546,6 +547,7 @@ impl Dialect {
                 Grain::Month => "CAST(DATE_FORMAT(sb_x, '%Y-%m-01') AS DATETIME)".into(),
                 Grain::Quarter => "CAST(MAKEDATE(YEAR(sb_x), 1) + INTERVAL (QUARTER(sb_x) - 1) QUARTER AS DATETIME)".into(),
                 Grain::Year => "CAST(MAKEDATE(YEAR(sb_x), 1) AS DATETIME)".into(),
+                Grain::Custom(_) => "sb_x".into(),
             },
             Buckets::SqlServer => {
                 let part = if grain == Grain::Week { "iso_week" } else { g };
@@ -561,6 +563,7 @@ impl Dialect {
                     "datetime(sb_x, 'start of month', '-' || ((CAST(strftime('%m', sb_x) AS INTEGER) - 1) % 3) || ' months')".into()
                 }
                 Grain::Year => "datetime(sb_x, 'start of year')".into(),
+                Grain::Custom(_) => "sb_x".into(),
             },
             Buckets::FloorTo => format!("FLOOR(sb_x TO {})", g.to_ascii_uppercase()),
         }

@@ -166,7 +166,7 @@ pub fn lower_filtered<'p>(plan: &'p RequestPlan, dialect: &'static Dialect, filt
         }
     }
     let rows = parse_rows(plan, dialect, filters)?;
-    let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)?, rows };
+    let mut e = Emitter { dialect, params: Vec::new(), plan, computed: parse_computed(plan, dialect)?, rows, spine_columns: spine_columns(plan) };
     let query = answer(&mut e)?;
     Ok(Lowered { query, params: e.params, dialect, limit: plan.limit })
 }
@@ -923,6 +923,52 @@ struct Emitter<'p> {
     /// Row filters by table (`TableFilters`), parsed for the dialect; a
     /// table without one is read whole.
     rows: Arc<RowFilters>,
+    /// The custom-grain periods of columns the plan reads (`spine_columns`):
+    /// each relation under the alias carries the `k`-th as `sb_cg<k>`.
+    spine_columns: Vec<SpineColumn<'p>>,
+}
+
+/// A column read at a custom grain: `alias.column`'s period, looked up in
+/// the time spine by a LEFT JOIN where the relation is read.
+#[derive(Clone, Copy, PartialEq)]
+struct SpineColumn<'p> {
+    alias: &'p str,
+    column: &'p str,
+    class: TypeClass,
+    grain: &'static crate::model::CustomGrain,
+}
+
+/// Every unmoved column the plan buckets at a custom grain: time buckets,
+/// group keys and filters. Each becomes a column of its relation, joined
+/// from the spine as MetricFlow joins it (`LEFT JOIN spine ON spine.day =
+/// CAST(t AS DATE)`), so engines group by a plain column and hash-join the
+/// spine once.
+fn spine_columns(plan: &RequestPlan) -> Vec<SpineColumn<'_>> {
+    let mut out: Vec<SpineColumn> = Vec::new();
+    for c in &plan.components {
+        if let Some(t) = c.time.as_ref().filter(|t| t.shift.is_none()) {
+            if let Grain::Custom(grain) = t.grain {
+                out.push(SpineColumn { alias: &t.dimension.entity, column: &t.dimension.column, class: t.class, grain });
+            }
+        }
+        for f in c.all_filters().filter(|f| f.shift.is_none()) {
+            if let Some((Grain::Custom(grain), class)) = f.bucket {
+                out.push(SpineColumn { alias: &f.alias, column: &f.column, class, grain });
+            }
+        }
+    }
+    for g in &plan.group_by {
+        if let Some(Derived::Bucket(Grain::Custom(grain))) = g.derived {
+            out.push(SpineColumn { alias: &g.column.entity, column: &g.column.column, class: g.class, grain });
+        }
+    }
+    let mut unique: Vec<SpineColumn> = Vec::new();
+    for c in out {
+        if !unique.contains(&c) {
+            unique.push(c);
+        }
+    }
+    unique
 }
 
 /// Parses every computed column the plan reads, for `dialect`: one that
@@ -1019,14 +1065,38 @@ impl<'p> Emitter<'p> {
 
     /// The table under `alias`, with its computed columns when it has some.
     /// A row-filtered table is read through its filter (`TableFilters`).
+    /// Columns read at a custom grain add their periods (`spine_columns`).
     fn table(&self, t: &'p crate::model::TableRef, alias: &'p str, computed: &'p [(String, String)]) -> Relation<'p> {
+        let periods: Vec<(usize, &SpineColumn<'p>)> = self.spine_columns.iter().enumerate().filter(|(_, s)| s.alias == alias).collect();
+        // The table itself is `sb_c` inside when periods are joined to it.
+        let inner = if periods.is_empty() { alias } else { "sb_c" };
         let filter = self.rows.get(t).map(|e| Expr::Foreign(Arc::clone(e)));
-        if computed.is_empty() && filter.is_none() {
-            return ast::table(&t.schema, &t.table, alias);
+        let base = if computed.is_empty() && filter.is_none() {
+            ast::table(&t.schema, &t.table, inner)
+        } else {
+            // Every expression was parsed up front (`parse_computed`).
+            let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (Expr::Foreign(Arc::clone(e)), name.as_str())));
+            ast::table_with_columns(&t.schema, &t.table, inner, columns, filter)
+        };
+        if periods.is_empty() {
+            return base;
         }
-        // Every expression was parsed up front (`parse_computed`).
-        let columns = computed.iter().filter_map(|(name, sql)| self.computed.get(sql.as_str()).map(|e| (Expr::Foreign(Arc::clone(e)), name.as_str())));
-        ast::table_with_columns(&t.schema, &t.table, alias, columns, filter)
+        // `(SELECT sb_c.*, sb_s0.period AS sb_cg0, … FROM table AS sb_c
+        // LEFT JOIN spine AS sb_s0 ON sb_s0.day = CAST(sb_c.time AS DATE) …) AS alias`.
+        let mut projection = vec![Item::Wildcard(Name::Str(inner))];
+        let mut joins = Vec::new();
+        for (k, s) in periods {
+            let spine = Name::Indexed("sb_s", k);
+            projection.push(ast::aliased(ast::column(spine, s.grain.column.as_str()), ("sb_cg", k)));
+            let time = ast::column(inner, s.column);
+            let day = match s.class {
+                TypeClass::Date => time,
+                _ => ast::from_template(self.dialect.date_of, self.dialect, time),
+            };
+            let on = ast::binary(ast::column(spine, s.grain.day.as_str()), Op::Eq, day);
+            joins.push(ast::left_join(ast::table(s.grain.table.schema.as_str(), s.grain.table.table.as_str(), spine), on));
+        }
+        ast::derived(ast::query(Select { projection, joins, ..Select::from(base) }), alias)
     }
 
     fn on(&self, j: &'p JoinStep) -> Expr<'p> {
@@ -1058,8 +1128,39 @@ impl<'p> Emitter<'p> {
 
     /// The bucket of `x` at `grain`, typed like the dimension (a DATE stays a DATE).
     fn bucket_expr(&self, x: Expr<'p>, grain: Grain, class: TypeClass) -> Expr<'p> {
+        if let Grain::Custom(g) = grain {
+            // The relation's own column where it carries the period.
+            if let Expr::Column(Name::Str(alias), Name::Str(column)) = &x {
+                if let Some(k) = self.spine_columns.iter().position(|s| s.alias == *alias && s.column == *column && std::ptr::eq(s.grain, g)) {
+                    return ast::column(*alias, ("sb_cg", k));
+                }
+            }
+            return self.custom_bucket(x, g, class);
+        }
         let bucket = ast::from_template(&self.dialect.bucket_template(grain, class), self.dialect, x);
         self.as_bucket_type(bucket, class)
+    }
+
+    /// A custom grain's period of `x` where no relation carries it (a moved
+    /// time, a spine's day): the time spine's column on the row for `x`'s day, `(SELECT max(sb_cg.period) FROM spine AS sb_cg WHERE
+    /// sb_cg.day = date(x))`; NULL where the spine has no such day, as
+    /// MetricFlow's LEFT JOIN of the spine gives. A scalar subquery rather
+    /// than a join of the spine, so that it stands wherever a bucket does
+    /// (keys, filters, windows of every plan shape); `max` keeps it one row
+    /// should the spine repeat a day. Engines with decorrelation (DuckDB,
+    /// Spark, DataFusion) run it as a join.
+    fn custom_bucket(&self, x: Expr<'p>, g: &'static crate::model::CustomGrain, class: TypeClass) -> Expr<'p> {
+        const SPINE: &str = "sb_cg";
+        let day = match class {
+            TypeClass::Date => x,
+            _ => ast::from_template(self.dialect.date_of, self.dialect, x),
+        };
+        let select = Select {
+            projection: vec![Item::Expr(ast::function("max", vec![ast::column(SPINE, g.column.as_str())], false))],
+            selection: Some(ast::binary(ast::column(SPINE, g.day.as_str()), Op::Eq, day)),
+            ..Select::from(ast::table(g.table.schema.as_str(), g.table.table.as_str(), SPINE))
+        };
+        ast::subquery(ast::query(select))
     }
 
     /// Date arithmetic and truncation widen a DATE to a timestamp in some
@@ -1383,7 +1484,7 @@ impl<'p> Emitter<'p> {
         let (Some(key), Some(value)) = (inner.group_by.first(), inner.outputs.first()) else { return constant(false) };
         // (`lower` wrote the inner plan once already: these succeed.)
         let computed = parse_computed(inner, self.dialect).unwrap_or_default();
-        let mut e = Emitter { dialect: self.dialect, params: std::mem::take(&mut self.params), plan: inner, computed, rows: Arc::clone(&self.rows) };
+        let mut e = Emitter { dialect: self.dialect, params: std::mem::take(&mut self.params), plan: inner, computed, rows: Arc::clone(&self.rows), spine_columns: spine_columns(inner) };
         let body = answer(&mut e);
         self.params = e.params;
         let Ok(mut body) = body else { return constant(false) };
@@ -1415,6 +1516,11 @@ impl<'p> Emitter<'p> {
         }
         let col = match f.shift {
             Some((shift, class)) => ast::nested(self.add_interval(col, shift, 1, class)),
+            None => col,
+        };
+        // The period the (moved) time falls in, where the filter names one.
+        let col = match f.bucket {
+            Some((grain, class)) => self.bucket_expr(col, grain, class),
             None => col,
         };
         // The time spine's day (a DATE) filtered by the metric time's

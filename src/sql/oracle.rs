@@ -157,6 +157,7 @@ impl Convert {
             }
             Expr::InSubquery(expr, sub) => build::in_subquery(self.expr(expr), self.query(sub)),
             Expr::Exists(sub) => build::exists(self.query(sub)),
+            Expr::Subquery(sub) => sp::Expr::Subquery(Box::new(self.query(sub))),
             Expr::Like { expr, pattern, negated } => build::like(self.expr(expr), self.expr(pattern), *negated),
             Expr::Cast(expr, to) => build::cast(
                 self.expr(expr),

@@ -387,6 +387,11 @@ impl Pretty {
                 self.query(subquery, false);
                 self.raw(")");
             }
+            Expr::Subquery(subquery) => {
+                self.raw("(");
+                self.query(subquery, false);
+                self.raw(")");
+            }
             Expr::Like { expr, pattern, negated } => {
                 self.expr(expr, false);
                 self.raw(if *negated { " NOT LIKE " } else { " LIKE " });

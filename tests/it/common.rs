@@ -206,3 +206,20 @@ fn the_leak_net_matches_values_inside_cells_in_any_case() {
         assert!(pii_leak(cell, &values).is_none(), "{cell}");
     }
 }
+
+/// A copy of the project directory `from` at `to`, without its built
+/// warehouse (`*.duckdb`) and index (`.schemabrain/`).
+pub fn copy_project(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            if e.file_name() != ".schemabrain" {
+                copy_project(&e.path(), &target);
+            }
+        } else if !e.file_name().to_string_lossy().ends_with(".duckdb") {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}

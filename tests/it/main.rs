@@ -24,6 +24,8 @@ mod golden;
 mod oracle;
 // Computed columns: answers, what the relation carries, PII, refusals.
 mod computed;
+// Custom grains of the time spine: answers equal hand SQL over the spine.
+mod custom_grain;
 // The planner against a brute-force evaluator on random schemas and data.
 mod oracle_fuzz;
 // Every error kind the planner raises, and its recovery followed.

@@ -50,7 +50,8 @@ pub struct GetMetricArgs {
     /// MetricFlow where strings, ANDed with filters: `{{ Dimension('customer__country') }} = 'US'`.
     #[serde(default, rename = "where", skip_serializing_if = "Vec::is_empty")]
     pub where_strings: Vec<String>,
-    /// Bucket the metric by time (week: ISO, from Monday).
+    /// Bucket the metric by time (week: ISO, from Monday), or by a custom
+    /// grain of the project's time spine the metric lists (`time_grains` in list_metrics).
     /// Required for cumulative metrics and metrics with time offsets
     /// (`requires_time_grain` in list_metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]

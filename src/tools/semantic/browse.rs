@@ -46,7 +46,7 @@ pub fn list_metrics(project: &Project) -> Envelope {
         .metrics
         .values()
         .map(|m| {
-            (json!({
+            let item = json!({
                 "name": m.name,
                 "description": m.description,
                 "type": "simple",
@@ -61,7 +61,8 @@ pub fn list_metrics(project: &Project) -> Envelope {
                     "per": na.per.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 })),
                 "origin": m.origin.as_str(),
-            }), Used::new("metric", &m.name, m.origin, m.provenance.as_ref()))
+            });
+            (item, Used::new("metric", &m.name, m.origin, m.provenance.as_ref()))
         })
         .chain(project.model.derived.values().map(|d| {
             use crate::model::{CumulativeWindow, TimeOffset};

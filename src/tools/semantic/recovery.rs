@@ -397,6 +397,12 @@ fn corrected(project: &Project, args: &GetMetricArgs, issue: &Issue) -> Option<G
         }
         "time_grain" => {
             let Issue::InvalidTimeGrain { grain, allowed } = issue else { return None };
+            // A grain the project has but this request cannot use (a custom
+            // grain under an offset or a window): another grain would answer
+            // another question (`fiscal_year` is not `year`).
+            if project.model.grain(grain).is_some() {
+                return None;
+            }
             let g = grain.trim().to_ascii_lowercase();
             let g = match g.as_str() {
                 "daily" => "day".to_string(),
