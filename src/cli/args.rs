@@ -189,7 +189,7 @@ pub struct RequestFlags {
     /// Group by `entity.column` (repeatable, order kept).
     #[arg(long = "group-by", value_name = "ENTITY.COLUMN")]
     pub group_by: Vec<String>,
-    /// Time grain: hour, day, week, month, quarter, year.
+    /// Time grain: hour, day, week, month, quarter, year, or a custom grain of the time spine (e.g. fiscal_year).
     #[arg(long)]
     pub grain: Option<String>,
     /// Time dimension `entity.column` when the metric has none of its own.
