@@ -74,6 +74,23 @@ pub fn mcp_tool(p: &Published) -> Tool {
         .with_meta(MetaObject(spec.metadata()))
 }
 
+/// `tool` as this project's callers see it: get_metric's `time_grain`
+/// enum lists the time spine's custom grains after the calendar ones, so
+/// the published vocabulary stays exactly what get_metric accepts.
+fn with_project_grains(tool: &Tool, model: &crate::model::SemanticModel) -> Tool {
+    let custom: Vec<Json> = model.grains().into_iter().filter(|g| g.is_custom()).map(|g| Json::from(g.as_str())).collect();
+    if tool.name != "get_metric" || custom.is_empty() {
+        return tool.clone();
+    }
+    let mut schema = (*tool.input_schema).clone();
+    if let Some(Json::Array(grains)) = schema.get_mut("properties").and_then(|p| p.get_mut("time_grain")).and_then(|g| g.get_mut("enum")) {
+        grains.extend(custom);
+    }
+    let mut tool = tool.clone();
+    tool.input_schema = Arc::new(schema);
+    tool
+}
+
 /// The MCP tools of the semantic layer, and with the provider toolset.
 fn tools(toolsets: Toolsets) -> &'static [Tool] {
     static SEMANTIC: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
@@ -277,7 +294,12 @@ impl ServerHandler for SchemaBrainServer {
     ) -> Result<ListToolsResult, ErrorData> {
         // A caller sees the tools its roles grant (access_policy.yaml).
         let principal = principal_of(&context);
-        let items = tools(self.session.toolsets()).iter().filter(|t| self.session.tool_allowed(principal.as_ref(), &t.name)).cloned().collect();
+        let project = self.session.project_as(principal.as_ref());
+        let items = tools(self.session.toolsets())
+            .iter()
+            .filter(|t| self.session.tool_allowed(principal.as_ref(), &t.name))
+            .map(|t| with_project_grains(t, &project.model))
+            .collect();
         Ok(ListToolsResult::with_all_items(items))
     }
 

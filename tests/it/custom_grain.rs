@@ -165,3 +165,20 @@ fn datafusion_answers_at_a_custom_grain_as_duckdb_does() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Over MCP, get_metric's published `time_grain` enum holds the project's
+/// custom grains after the calendar ones (each answered: see above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_publishes_the_custom_grains_in_get_metrics_schema() {
+    let (project, warehouse) = fiscal();
+    let session = std::sync::Arc::new(crate::mcp::session(project.clone(), Some(&format!("duckdb:{}", warehouse.display())), false));
+    let client = crate::mcp::connect(session, crate::mcp::Era::Legacy).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let get_metric = tools.iter().find(|t| t.name == "get_metric").expect("get_metric listed");
+    let grains: Vec<String> = get_metric.input_schema["properties"]["time_grain"]["enum"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    assert_eq!(grains, ["hour", "day", "week", "month", "quarter", "year", "fiscal_year"]);
+    client.cancel().await.expect("cancel");
+    // The demo project without a spine publishes the calendar grains only.
+    let demo = schemabrain::tools::surface::find("get_metric").unwrap();
+    assert_eq!(demo.input_schema["properties"]["time_grain"]["enum"].as_array().unwrap().len(), 6);
+}
