@@ -115,6 +115,9 @@ fn a_filter_on_a_custom_period_keeps_the_rows_of_that_period() {
         serde_json::to_value(rows).unwrap().as_array().unwrap().iter().map(Json::to_string).collect::<Vec<_>>()
     };
     assert_eq!(rows(&before), hand_before);
+    // A calendar period filtered the same way.
+    let march = get_metric(json!({"name": "order_count", "time_grain": "day", "filters": [{"column": "order.ordered_at__month", "op": "eq", "value": "2024-03-01"}]}));
+    assert_eq!(rows(&march), by_hand("SELECT date_trunc('day', o.ordered_at), count(*) FROM main.orders AS o WHERE date_trunc('month', o.ordered_at) = TIMESTAMP '2024-03-01' GROUP BY ALL"));
     let bad = get_metric(json!({"name": "order_count", "filters": [{"column": "order.status__fiscal_year", "op": "eq", "value": fy}]}));
     assert_eq!(bad["status"], "error", "{bad:#}");
     assert!(bad.to_string().contains("not a date or timestamp column"), "{bad:#}");
