@@ -286,7 +286,8 @@ pub(super) fn plan_component(model: &CheckedModel, q: &MetricQuery) -> Result<Co
     }
     let spine = match (&time, &model.settings.time_spine) {
         (Some(_), Some(spine)) if daily || spine_keyed || (metric.join_to_timespine && q.transform == Transform::Plain) => {
-            let spine_filters = time_filters.into_iter().map(|f| PlannedFilter { alias: "sb_spine".into(), column: spine.column.clone(), ..f }).collect();
+            // The spine's day is a DATE (`TimeSpine`), compared with the time's values.
+            let spine_filters = time_filters.into_iter().map(|f| PlannedFilter { alias: "sb_spine".into(), column: spine.column.clone(), class: TypeClass::Date, ..f }).collect();
             Some(SpineKeys { table: spine.table.clone(), column: spine.column.clone(), filters: spine_filters })
         }
         (None, _) if daily => return Err(Issue::TimeGrainRequired { metric: q.metric.clone(), allowed: Grain::ALL.to_vec() }),

@@ -223,6 +223,9 @@ pub struct PlannedFilter {
     /// The filter compares the period the column falls in at this grain
     /// (the column's type class beside it), not the column.
     pub bucket: Option<(Grain, TypeClass)>,
+    /// The type class of the column read (a time filter copied onto the
+    /// time spine reads the spine's DATE with the time's values).
+    pub class: TypeClass,
 }
 
 impl PlannedFilter {
@@ -240,6 +243,7 @@ impl PlannedFilter {
             by_metric,
             from_metric: f.from_metric,
             bucket: f.bucket.map(|g| (g, model.class_of(&f.column))),
+            class: model.class_of(&f.column),
         })
     }
 }

@@ -1523,9 +1523,11 @@ impl<'p> Emitter<'p> {
             Some((grain, class)) => self.bucket_expr(col, grain, class),
             None => col,
         };
-        // The time spine's day (a DATE) filtered by the metric time's
-        // timestamps: where dates compare as text, its midnight is compared.
-        let col = if f.alias == "sb_spine" && self.dialect.dates_as_text && f.values.iter().any(|v| matches!(v, crate::ir::Value::Timestamp(_))) {
+        // A DATE compared with timestamps (the time spine's day filtered by
+        // the metric time's values): where dates compare as text, its
+        // midnight is compared.
+        let widen = f.class == TypeClass::Date && f.bucket.is_none() && self.dialect.dates_as_text;
+        let col = if widen && f.values.iter().any(|v| matches!(v, crate::ir::Value::Timestamp(_))) {
             ast::from_template(self.dialect.timestamp_of, self.dialect, col)
         } else {
             col
