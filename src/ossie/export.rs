@@ -618,7 +618,10 @@ fn metric_sql(model: &SemanticModel, name: &str, owner: &str, rows: &mut RowFiel
         DerivedKind::Ratio => match d.inputs.as_slice() {
             [n, den] => {
                 let parts = vec![input_said(n, "numerator", rows), input_said(den, "denominator", rows)];
-                Said::combine(parts, |t| format!("{} / {}", paren(&t[0]), paren(&t[1])))
+                Said::combine(parts, |t| match t.as_slice() {
+                    [a, b] => format!("{} / {}", paren(a), paren(b)),
+                    _ => "NULL".into(),
+                })
             }
             _ => Said::Beyond("a ratio without two inputs"),
         },
@@ -630,10 +633,11 @@ fn metric_sql(model: &SemanticModel, name: &str, owner: &str, rows: &mut RowFiel
                 let by_alias: BTreeMap<&str, String> = aliases.iter().map(String::as_str).zip(texts).collect();
                 match plain_division(&text) {
                     // `a / b` is a ratio: written as one, which the converter reads.
-                    Some((a, b)) if by_alias.contains_key(a.as_str()) && by_alias.contains_key(b.as_str()) => {
-                        format!("{} / {}", paren(&by_alias[a.as_str()]), paren(&by_alias[b.as_str()]))
-                    }
-                    _ => substitute(&text, &by_alias),
+                    Some((a, b)) => match (by_alias.get(a.as_str()), by_alias.get(b.as_str())) {
+                        (Some(x), Some(y)) => format!("{} / {}", paren(x), paren(y)),
+                        _ => substitute(&text, &by_alias),
+                    },
+                    None => substitute(&text, &by_alias),
                 }
             })
         }
