@@ -260,6 +260,37 @@ fn needs_computed(expr: &str) -> bool {
     !is_identifier(expr) && MeasureExpr::parse(expr).is_err()
 }
 
+/// The aggregate function a measure's `expr` calls, if any. MetricFlow
+/// reads a measure's `expr` as row-level SQL over the model's table and
+/// aggregates it: `SUM(SUM(x) - SUM(y))` does not run anywhere. Such an
+/// `expr` is what a converter writes for a metric it could not decompose
+/// (Ossie's dbt converter keeps the whole expression and guesses SUM), so
+/// it is listed, never mapped to a computed column that fails or a number
+/// that differs.
+fn aggregate_inside(expr: &str) -> Option<String> {
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::parser::Parser;
+    use std::ops::ControlFlow;
+    const AGGREGATES: &[&str] = &[
+        "SUM", "COUNT", "AVG", "MIN", "MAX", "MEDIAN", "PERCENTILE_CONT", "PERCENTILE_DISC", "APPROX_PERCENTILE", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE",
+        "VAR_POP", "VAR_SAMP", "ANY_VALUE", "ARRAY_AGG", "STRING_AGG", "LISTAGG", "BOOL_AND", "BOOL_OR", "COUNT_IF", "APPROX_COUNT_DISTINCT",
+    ];
+    let mut parser = Parser::new(&GenericDialect {}).try_with_sql(expr).ok()?;
+    let e = parser.parse_expr().ok()?;
+    let mut found = None;
+    let _ = sqlparser::ast::visit_expressions(&e, |node| {
+        if let sqlparser::ast::Expr::Function(f) = node {
+            let name = f.name.to_string().to_ascii_uppercase();
+            if AGGREGATES.contains(&name.as_str()) || f.over.is_some() {
+                found = Some(name);
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
 const GRAINS: &str = "[day, week, month, quarter, year]";
 
 fn agg_of(dbt: &str) -> Option<&'static str> {
@@ -361,7 +392,7 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
         let measures = arr(sm, "measures").iter().filter_map(|x| Some((s(x, "name")?, s(x, "expr")?, x)));
         for (mname, expr, agg) in measures.chain(own_metrics) {
             let expr = expr.trim();
-            if needs_computed(expr) && crate::model::computed_expr_problem(expr).is_none() && is_identifier(mname) && !computed.contains_key(mname) {
+            if needs_computed(expr) && crate::model::computed_expr_problem(expr).is_none() && aggregate_inside(expr).is_none() && is_identifier(mname) && !computed.contains_key(mname) {
                 let ty = (s(agg, "agg") == Some("sum_boolean")).then_some("boolean");
                 computed.insert(mname.to_string(), (expr.to_string(), ty));
             }
@@ -713,6 +744,12 @@ fn simple_metric(
     let agg = agg_of(agg).ok_or_else(|| format!("aggregation `{agg}` has no equivalent"))?;
     let mut measure = format!("{{agg: {agg}");
     let expr = expr.trim();
+    if let Some(f) = aggregate_inside(expr) {
+        return Err(format!(
+            "its `expr` `{}` calls the aggregate {f}: a measure's expr is row-level SQL that MetricFlow aggregates ({agg}) again, which does not run (a converter that could not read the metric wrote it whole)",
+            crate::model::echo(expr)
+        ));
+    }
     if is_identifier(expr) {
         measure.push_str(&format!(", column: {expr}"));
     } else if needs_computed(expr) && model.computed.get(name_of_measure).is_some_and(|(e, _)| e == expr) {

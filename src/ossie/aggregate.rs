@@ -219,6 +219,13 @@ fn aggregate(name: &str, f: &sqlparser::ast::Function, fields: &Fields) -> Resul
     Ok(Term { dataset, agg, operand, percentile, discrete })
 }
 
+fn unnested(e: &Expr) -> &Expr {
+    match e {
+        Expr::Nested(inner) => unnested(inner),
+        other => other,
+    }
+}
+
 /// The (dataset, field) an identifier names: `dataset.field`, or `field`
 /// when exactly one dataset has it.
 fn resolve(parts: &[Ident], fields: &Fields) -> Result<(String, String), String> {
@@ -255,6 +262,21 @@ fn operand(arg: &Expr, fields: &Fields) -> Result<(String, Operand), String> {
         let (ds, f) = resolve(&parts, fields)?;
         let column = fields.get(&ds).and_then(|fs| fs.get(&f)).map(|x| x.column.clone()).unwrap_or(f);
         return Ok((ds, Operand::Column(column)));
+    }
+    // SQL that is exactly one dataset's computed field (written out, not
+    // named): that field. Ossie's dbt converter locates an unqualified
+    // aggregate's dataset this way, and our export writes such fields.
+    let text = unnested(arg).to_string();
+    let mut same: Vec<(&String, &FieldSql)> = Vec::new();
+    for (d, fs) in fields {
+        for f in fs.values() {
+            if f.computed && parse_expr(&f.sql).is_ok_and(|e| unnested(&e).to_string() == text) {
+                same.push((d, f));
+            }
+        }
+    }
+    if let [(d, f)] = same.as_slice() {
+        return Ok(((*d).clone(), Operand::Column(f.column.clone())));
     }
     let mut refs: Vec<(String, String)> = Vec::new();
     let mut problem = None;

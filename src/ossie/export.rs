@@ -2,9 +2,13 @@
 //! constructs say what they can (datasets, keys, fields, relationships
 //! with the many side first, one SQL aggregate per metric); the
 //! `SCHEMABRAIN` extension of each item holds our definition's keys, so
-//! `import` of the export restores the project exactly. Metrics Ossie's
-//! SQL cannot say (time offsets, cumulative windows, conversions) get the
-//! nearest aggregate and a note saying so; their extension is the truth.
+//! `import` of the export restores the project exactly. The SQL is written
+//! so that Ossie's own dbt converter reads it right too: an aggregate over
+//! more than one column reads unqualified row SQL that is also a field of
+//! its dataset (`RowFields`), a ratio is `A / B`. Metrics no SQL aggregate
+//! says (time offsets, cumulative windows, conversions, balances, time
+//! spine fills) are not among Ossie's metrics at all, since any nearest
+//! aggregate would be another number; the model's extension carries them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -130,6 +134,49 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
     let metric_docs = documents(&dir, "metrics")?;
     let query_docs = documents(&dir, "queries")?;
     let keys = KeyFields::plan(&model);
+    // Metrics first: the row SQL they aggregate becomes fields of the datasets.
+    let mut rows = RowFields::default();
+    let mut metrics = Vec::new();
+    let mut beyond = Vec::new();
+    for name in model.metric_names() {
+        let said = metric_sql(&model, name, name, &mut rows);
+        let desc = model.metrics.get(name).and_then(|x| x.description.clone()).or_else(|| model.derived.get(name).and_then(|x| x.description.clone()));
+        let definition = metric_docs.get(name).map(|doc| without(doc, &["version", "name", "description"]));
+        let (sql, exact) = match said {
+            Said::Exact(sql) => (sql, true),
+            Said::Approximate(sql) => (sql, false),
+            Said::Beyond(why) => {
+                // Not among Ossie's metrics: the nearest aggregate would be
+                // another number for whoever reads it. Our import reads it back.
+                let mut b = Map::new();
+                b.insert("name".into(), json!(name));
+                if let Some(d) = &desc {
+                    b.insert("description".into(), json!(d));
+                }
+                b.insert("definition".into(), Json::Object(definition.unwrap_or_default()));
+                b.insert("why".into(), json!(why));
+                beyond.push(Json::Object(b));
+                continue;
+            }
+        };
+        let mut m = Map::new();
+        m.insert("name".into(), json!(name));
+        m.insert("expression".into(), expression(&sql));
+        if let Some(d) = desc {
+            m.insert("description".into(), json!(d));
+        }
+        let mut exts = extra(&format!("metric {name}"));
+        if let Some(def) = definition {
+            let mut data = Map::new();
+            data.insert("definition".into(), Json::Object(def));
+            if !exact {
+                data.insert("note".into(), json!("A filter written as a CASE inside the aggregate: the values agree, but grouped by the filter's column the CASE keeps the group the filter empties (as NULL), which schemabrain drops; the definition is what schemabrain answers."));
+            }
+            exts.push(ours(Json::Object(data)));
+        }
+        m.insert("custom_extensions".into(), Json::Array(exts));
+        metrics.push(Json::Object(m));
+    }
     let mut datasets = Vec::new();
     for (name, e) in &model.entities {
         let mut fields = Vec::new();
@@ -162,6 +209,16 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
                 "expression": expression(column),
                 "description": format!("The key `{column}` under the entity name `{field}`, so tools that name entities after key fields (dbt's) link the datasets."),
                 "custom_extensions": [ours(json!({"key_field_of": column}))],
+            }));
+        }
+        // The row SQL metrics aggregate (see `RowFields`): not columns of
+        // ours, so `import ossie` of our export skips them.
+        for (field, sql, by) in rows.by_dataset.get(name.as_str()).into_iter().flatten() {
+            fields.push(json!({
+                "name": field,
+                "expression": expression(sql),
+                "description": format!("The row value {} aggregate{}.", by.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "), if by.len() == 1 { "s" } else { "" }),
+                "custom_extensions": [ours(json!({"aggregated_by": by}))],
             }));
         }
         let mut d = Map::new();
@@ -217,28 +274,6 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
         r.insert("custom_extensions".into(), Json::Array(exts));
         relationships.push(Json::Object(r));
     }
-    let mut metrics = Vec::new();
-    for name in model.metric_names() {
-        let (sql, exact) = metric_sql(&model, name);
-        let mut m = Map::new();
-        m.insert("name".into(), json!(name));
-        m.insert("expression".into(), expression(&sql));
-        let desc = model.metrics.get(name).and_then(|x| x.description.clone()).or_else(|| model.derived.get(name).and_then(|x| x.description.clone()));
-        if let Some(d) = desc {
-            m.insert("description".into(), json!(d));
-        }
-        let mut exts = extra(&format!("metric {name}"));
-        if let Some(doc) = metric_docs.get(name) {
-            let mut data = Map::new();
-            data.insert("definition".into(), Json::Object(without(doc, &["version", "name", "description"])));
-            if !exact {
-                data.insert("note".into(), json!("The ANSI_SQL expression is the nearest aggregate (a filter as a CASE keeps the groups it empties, as NULL; a time offset, window or conversion is not said); the definition is what schemabrain answers."));
-            }
-            exts.push(ours(Json::Object(data)));
-        }
-        m.insert("custom_extensions".into(), Json::Array(exts));
-        metrics.push(Json::Object(m));
-    }
     // The project: settings (not the source, which is the reader's
     // connection), the PII policy, saved queries.
     let mut data = Map::new();
@@ -250,6 +285,9 @@ pub fn export_project(dir: &Path) -> Result<Json, ExportError> {
     }
     if !query_docs.is_empty() {
         data.insert("queries".into(), Json::Array(query_docs.into_values().map(Json::Object).collect()));
+    }
+    if !beyond.is_empty() {
+        data.insert("metrics".into(), Json::Array(beyond));
     }
     let mut exts = extra("model");
     exts.push(ours(Json::Object(data)));
@@ -328,8 +366,10 @@ fn literal(l: &Literal) -> String {
     }
 }
 
-fn filter_sql(f: &FilterSpec) -> String {
-    let col = f.column.to_string();
+/// A filter as SQL, its column written by `col`. `NOT x IN (...)` and `NOT
+/// x IS NULL` are the forms sqlglot (which Ossie's dbt converter parses
+/// with) renders back unchanged, so the text stays a fixed point there.
+fn filter_sql_with(f: &FilterSpec, col: &str) -> String {
     let one = f.values.first().map(literal).unwrap_or_default();
     let list = f.values.iter().map(literal).collect::<Vec<_>>().join(", ");
     match f.op {
@@ -340,53 +380,160 @@ fn filter_sql(f: &FilterSpec) -> String {
         FilterOp::Gt => format!("{col} > {one}"),
         FilterOp::Gte => format!("{col} >= {one}"),
         FilterOp::In => format!("{col} IN ({list})"),
-        FilterOp::NotIn => format!("{col} NOT IN ({list})"),
+        FilterOp::NotIn => format!("NOT {col} IN ({list})"),
         FilterOp::IsNull => format!("{col} IS NULL"),
-        FilterOp::NotNull => format!("{col} IS NOT NULL"),
+        FilterOp::NotNull => format!("NOT {col} IS NULL"),
         FilterOp::Like => format!("{col} LIKE {one}"),
         FilterOp::NotLike => format!("{col} NOT LIKE {one}"),
     }
 }
 
-fn condition_sql(c: &Condition<FilterSpec>) -> String {
+fn condition_sql_with(c: &Condition<FilterSpec>, col: &dyn Fn(&FilterSpec) -> String) -> String {
     match c {
-        Condition::Atom(f) => filter_sql(f),
-        Condition::All(cs) => format!("({})", cs.iter().map(condition_sql).collect::<Vec<_>>().join(" AND ")),
-        Condition::Any(cs) => format!("({})", cs.iter().map(condition_sql).collect::<Vec<_>>().join(" OR ")),
+        Condition::Atom(f) => filter_sql_with(f, &col(f)),
+        Condition::All(cs) => format!("({})", cs.iter().map(|c| condition_sql_with(c, col)).collect::<Vec<_>>().join(" AND ")),
+        Condition::Any(cs) => format!("({})", cs.iter().map(|c| condition_sql_with(c, col)).collect::<Vec<_>>().join(" OR ")),
     }
 }
 
-/// A simple metric as one SQL aggregate over `entity.column`s, its own
-/// filters (and `extra`) as a CASE inside it.
-fn simple_sql(m: &Metric, extra: &[FilterSpec]) -> String {
+/// The row-level SQL each aggregate beyond one plain column reads, kept
+/// as a field of its dataset (`<owner>_value`, its expression that SQL,
+/// parenthesized) while the metric aggregates the same SQL unqualified:
+/// `SUM((quantity * unit_price))`. Ossie's dbt converter copies the text
+/// of a non-column argument into dbt's `expr` (raw SQL over the model's
+/// table, which MetricFlow runs as written) and, the argument naming no
+/// dataset, finds its semantic model as the dataset with a field of that
+/// very expression. Qualified (`order_item.quantity * …`) it keeps only
+/// the text after the last dot, and a CASE straight inside `SUM(...)` it
+/// does not read at all; the parentheses avoid both.
+#[derive(Default)]
+struct RowFields {
+    /// dataset → (field name, its SQL, the metrics aggregating it).
+    by_dataset: BTreeMap<String, Vec<(String, String, Vec<String>)>>,
+}
+
+impl RowFields {
+    /// The field for `sql` in `dataset` (named after `owner` when new);
+    /// `None` when another dataset has a field of the same SQL: the
+    /// converter takes the first such dataset, which could be the wrong
+    /// one, so the caller qualifies instead.
+    fn locate(&mut self, model: &SemanticModel, dataset: &str, sql: &str, owner: &str, metric: &str) -> Option<String> {
+        if self.by_dataset.iter().any(|(d, fs)| d != dataset && fs.iter().any(|(_, s, _)| s == sql)) {
+            return None;
+        }
+        let here = self.by_dataset.entry(dataset.to_string()).or_default();
+        if let Some((name, _, metrics)) = here.iter_mut().find(|(_, s, _)| s == sql) {
+            if !metrics.iter().any(|m| m == metric) {
+                metrics.push(metric.to_string());
+            }
+            return Some(name.clone());
+        }
+        let e = model.entities.get(dataset);
+        let mut name = format!("{owner}_value");
+        while e.is_some_and(|e| e.column(&name).is_some() || e.column_aliases.contains_key(&name) || name == dataset) || here.iter().any(|(n, _, _)| *n == name) {
+            name.push('_');
+        }
+        here.push((name.clone(), sql.to_string(), vec![metric.to_string()]));
+        Some(name)
+    }
+}
+
+/// A column of `entity` as row SQL of that entity alone: itself, an
+/// alias's column, or a computed column's expression (parenthesized).
+fn own_column(model: &SemanticModel, entity: &str, name: &str) -> String {
+    let Some(e) = model.entities.get(entity) else { return name.to_string() };
+    let real = e.resolve_alias(name);
+    match e.column(real).and_then(|c| c.expr.as_deref()) {
+        Some(expr) => format!("({expr})"),
+        None => real.to_string(),
+    }
+}
+
+/// `expr` (a measure expression over `entity`'s columns) with each column
+/// as `own_column` reads it.
+fn own_expression(model: &SemanticModel, entity: &str, expr: &str) -> String {
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::parser::Parser;
+    let parse = |t: &str| Parser::new(&GenericDialect {}).try_with_sql(t).and_then(|mut p| p.parse_expr()).ok();
+    let Some(mut e) = parse(expr) else { return expr.to_string() };
+    let _ = sqlparser::ast::visit_expressions_mut(&mut e, |node| {
+        if let Expr::Identifier(id) = node {
+            if let Some(x) = parse(&own_column(model, entity, &id.value)) {
+                *node = x;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    e.to_string()
+}
+
+/// A simple metric as one SQL aggregate, its own filters (and `extra`) as
+/// a CASE inside it. A plain column is `entity.column`; anything more is
+/// row SQL over the entity's own columns, unqualified and kept as a field
+/// (`RowFields`); a filter on another entity's column keeps the old
+/// qualified form (no row of one dataset says it).
+fn simple_sql(model: &SemanticModel, m: &Metric, extra: &[FilterSpec], owner: &str, metric: &str, rows: &mut RowFields) -> String {
     let e = &m.entity;
-    let mut x = match &m.measure.operand {
-        MeasureOperand::Column(c) => format!("{e}.{c}"),
-        MeasureOperand::Expression(_) => {
-            let cols = m.measure.columns();
-            // The expression's text: its columns qualified.
-            let text = measure_text(m).unwrap_or_else(|| cols.join(" + "));
-            qualify(&text, e)
+    let conds: Vec<&FilterSpec> = m.filters.iter().chain(extra).collect();
+    let plain = matches!(m.measure.operand, MeasureOperand::Column(_)) && m.measure.agg != Aggregation::SumBoolean && conds.is_empty() && m.any_of.is_empty();
+    let computed = match &m.measure.operand {
+        MeasureOperand::Column(c) => model.entities.get(e).and_then(|x| x.column(x.resolve_alias(c))).is_some_and(|c| c.expr.is_some()),
+        MeasureOperand::Expression(_) => false,
+    };
+    let all_own = conds.iter().all(|f| f.column.entity == *e) && m.any_of.iter().all(|c| condition_entities(c).iter().all(|x| x == e));
+    let qualified = |f: &FilterSpec| f.column.to_string();
+    let unqualified = |f: &FilterSpec| own_column(model, e, &f.column.column);
+    let arg = if plain && !computed {
+        let MeasureOperand::Column(c) = &m.measure.operand else { return "NULL".into() };
+        format!("{e}.{c}")
+    } else {
+        let row = |own: bool| -> String {
+            let mut x = match &m.measure.operand {
+                MeasureOperand::Column(c) if own => own_column(model, e, c),
+                MeasureOperand::Column(c) => format!("{e}.{c}"),
+                MeasureOperand::Expression(_) => {
+                    let text = measure_text(m).unwrap_or_else(|| m.measure.columns().join(" + "));
+                    if own {
+                        own_expression(model, e, &text)
+                    } else {
+                        qualify(&text, e)
+                    }
+                }
+            };
+            if m.measure.agg == Aggregation::SumBoolean {
+                x = format!("CASE WHEN {x} THEN 1 ELSE 0 END");
+            }
+            let col: &dyn Fn(&FilterSpec) -> String = if own { &unqualified } else { &qualified };
+            let mut cs: Vec<String> = conds.iter().map(|f| filter_sql_with(f, &col(f))).collect();
+            cs.extend(m.any_of.iter().map(|c| condition_sql_with(c, col)));
+            if !cs.is_empty() {
+                x = format!("CASE WHEN {} THEN {x} END", cs.join(" AND "));
+            }
+            x
+        };
+        let sql = format!("({})", row(true));
+        match all_own.then(|| rows.locate(model, e, &sql, owner, metric)).flatten() {
+            Some(_) => sql,
+            None => row(false),
         }
     };
-    if m.measure.agg == Aggregation::SumBoolean {
-        x = format!("CASE WHEN {x} THEN 1 ELSE 0 END");
-    }
-    let mut conds: Vec<String> = m.filters.iter().chain(extra).map(filter_sql).collect();
-    conds.extend(m.any_of.iter().map(condition_sql));
-    if !conds.is_empty() {
-        x = format!("CASE WHEN {} THEN {x} END", conds.join(" AND "));
-    }
-    let within = |f: &str, p: f64| format!("{f}({p}) WITHIN GROUP (ORDER BY {x})");
+    let within = |f: &str, p: f64| format!("{f}({p}) WITHIN GROUP (ORDER BY {arg})");
     match m.measure.agg {
-        Aggregation::Sum | Aggregation::SumBoolean => format!("SUM({x})"),
-        Aggregation::Count => format!("COUNT({x})"),
-        Aggregation::CountDistinct => format!("COUNT(DISTINCT {x})"),
-        Aggregation::Avg => format!("AVG({x})"),
-        Aggregation::Min => format!("MIN({x})"),
-        Aggregation::Max => format!("MAX({x})"),
+        Aggregation::Sum | Aggregation::SumBoolean => format!("SUM({arg})"),
+        Aggregation::Count => format!("COUNT({arg})"),
+        Aggregation::CountDistinct => format!("COUNT(DISTINCT {arg})"),
+        Aggregation::Avg => format!("AVG({arg})"),
+        Aggregation::Min => format!("MIN({arg})"),
+        Aggregation::Max => format!("MAX({arg})"),
         Aggregation::Median => within("PERCENTILE_CONT", 0.5),
         Aggregation::Percentile => within(if m.measure.discrete { "PERCENTILE_DISC" } else { "PERCENTILE_CONT" }, m.measure.percentile.unwrap_or(0.5)),
+    }
+}
+
+fn condition_entities(c: &Condition<FilterSpec>) -> Vec<String> {
+    match c {
+        Condition::Atom(f) => vec![f.column.entity.clone()],
+        Condition::All(cs) | Condition::Any(cs) => cs.iter().flat_map(condition_entities).collect(),
     }
 }
 
@@ -398,38 +545,136 @@ fn measure_text(m: &Metric) -> Option<String> {
     doc.get("measure")?.get("expression")?.as_str().map(str::to_string)
 }
 
-/// A metric's SQL aggregate, and whether it says exactly what the metric is.
-fn metric_sql(model: &SemanticModel, name: &str) -> (String, bool) {
-    if let Some(m) = model.metrics.get(name) {
-        // A time-spine fill or a non-additive window is beyond one aggregate.
-        // A filter written as a CASE keeps the groups it empties (NULL),
-        // where ours drops them: the values agree, the rows may not.
-        let filtered = !m.filters.is_empty() || !m.any_of.is_empty();
-        let exact = m.non_additive.is_none() && !m.join_to_timespine && m.fill_nulls_with.is_none() && !filtered;
-        return (simple_sql(m, &[]), exact);
+/// How a metric is said in Ossie's SQL.
+enum Said {
+    /// One expression that means the metric.
+    Exact(String),
+    /// The values agree; grouped by a filter's column, the CASE keeps the
+    /// group the filter empties (NULL) where ours drops it.
+    Approximate(String),
+    /// No SQL aggregate says it (a window over time, a time offset, a
+    /// conversion, a balance's last value, a time-spine fill): the nearest
+    /// one would be another number, so the metric is not among Ossie's
+    /// metrics but in our model extension only.
+    Beyond(&'static str),
+}
+
+impl Said {
+    fn combine(parts: Vec<Said>, render: impl FnOnce(Vec<String>) -> String) -> Said {
+        let mut approximate = false;
+        let mut texts = Vec::new();
+        for p in parts {
+            match p {
+                Said::Exact(t) => texts.push(t),
+                Said::Approximate(t) => {
+                    approximate = true;
+                    texts.push(t);
+                }
+                Said::Beyond(why) => return Said::Beyond(why),
+            }
+        }
+        let text = render(texts);
+        if approximate {
+            Said::Approximate(text)
+        } else {
+            Said::Exact(text)
+        }
     }
-    let Some(d) = model.derived.get(name) else { return ("NULL".into(), false) };
-    let inputs_exact = d.inputs.iter().all(|i| i.filters.is_empty() && metric_sql(model, &i.metric).1);
-    let input_sql = |i: &crate::model::MetricInput| -> String {
+}
+
+/// A metric's SQL aggregate (for `owner`, the metric it is written in).
+fn metric_sql(model: &SemanticModel, name: &str, owner: &str, rows: &mut RowFields) -> Said {
+    if let Some(m) = model.metrics.get(name) {
+        if m.non_additive.is_some() {
+            return Said::Beyond("a balance (non-additive over time): each period takes its last value, which no aggregate over rows says");
+        }
+        if m.join_to_timespine || m.fill_nulls_with.is_some() {
+            return Said::Beyond("its periods are filled from the time spine, which Ossie's SQL does not say");
+        }
+        let sql = simple_sql(model, m, &[], name, owner, rows);
+        let filtered = !m.filters.is_empty() || !m.any_of.is_empty();
+        return if filtered { Said::Approximate(sql) } else { Said::Exact(sql) };
+    }
+    let Some(d) = model.derived.get(name) else { return Said::Beyond("not a metric of the project") };
+    if d.inputs.iter().any(|i| i.offset.is_some()) {
+        return Said::Beyond("an input moved in time (offset_window, offset_to_grain), which Ossie's SQL does not say");
+    }
+    let input_said = |i: &crate::model::MetricInput, role: &str, rows: &mut RowFields| -> Said {
+        let part = format!("{name}_{role}");
         match model.metrics.get(&i.metric) {
-            Some(m) => simple_sql(m, &i.filters),
-            None => metric_sql(model, &i.metric).0,
+            Some(_) if i.filters.is_empty() => metric_sql(model, &i.metric, owner, rows),
+            Some(m) => match metric_sql(model, &i.metric, owner, rows) {
+                Said::Beyond(why) => Said::Beyond(why),
+                _ => Said::Approximate(simple_sql(model, m, &i.filters, &part, owner, rows)),
+            },
+            None => metric_sql(model, &i.metric, owner, rows),
         }
     };
     match d.kind {
+        // `A / B`, not `A / NULLIF(B, 0)`: the converter reads a ratio
+        // only as a division of two aggregates. Division by zero is NULL
+        // in our ratios and in MetricFlow's; `import ossie` reads `A / B`
+        // as a ratio.
         DerivedKind::Ratio => match d.inputs.as_slice() {
-            [n, den] => (format!("{} / NULLIF({}, 0)", input_sql(n), input_sql(den)), inputs_exact),
-            _ => ("NULL".into(), false),
+            [n, den] => {
+                let parts = vec![input_said(n, "numerator", rows), input_said(den, "denominator", rows)];
+                Said::combine(parts, |t| match t.as_slice() {
+                    [a, b] => format!("{} / {}", paren(a), paren(b)),
+                    _ => "NULL".into(),
+                })
+            }
+            _ => Said::Beyond("a ratio without two inputs"),
         },
         DerivedKind::Derived => {
-            let by_alias: BTreeMap<&str, String> = d.inputs.iter().map(|i| (i.alias.as_str(), input_sql(i))).collect();
-            let exact = inputs_exact && d.inputs.iter().all(|i| i.offset.is_none());
             let text = derived_text(d).unwrap_or_default();
-            (substitute(&text, &by_alias), exact)
+            let aliases: Vec<String> = d.inputs.iter().map(|i| i.alias.clone()).collect();
+            let parts: Vec<Said> = d.inputs.iter().map(|i| input_said(i, &i.alias, rows)).collect();
+            Said::combine(parts, |texts| {
+                let by_alias: BTreeMap<&str, String> = aliases.iter().map(String::as_str).zip(texts).collect();
+                match plain_division(&text) {
+                    // `a / b` is a ratio: written as one, which the converter reads.
+                    Some((a, b)) => match (by_alias.get(a.as_str()), by_alias.get(b.as_str())) {
+                        (Some(x), Some(y)) => format!("{} / {}", paren(x), paren(y)),
+                        _ => substitute(&text, &by_alias),
+                    },
+                    None => substitute(&text, &by_alias),
+                }
+            })
         }
-        // Cumulative and conversion metrics: the input's (the base's) aggregate.
-        DerivedKind::Cumulative | DerivedKind::Conversion => (d.inputs.first().map(input_sql).unwrap_or_else(|| "NULL".into()), false),
+        DerivedKind::Cumulative => Said::Beyond("a window over time (cumulative), which Ossie's SQL does not say"),
+        DerivedKind::Conversion => Said::Beyond("a conversion (a base event followed by another within a window), which Ossie's SQL does not say"),
     }
+}
+
+/// An aggregate as one operand of `/`: a division inside is parenthesized.
+fn paren(sql: &str) -> String {
+    if sql.contains(" / ") {
+        format!("({sql})")
+    } else {
+        sql.to_string()
+    }
+}
+
+/// `a / b` of two names, whatever the spacing and parentheses.
+fn plain_division(expr: &str) -> Option<(String, String)> {
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::parser::Parser;
+    let mut e = Parser::new(&GenericDialect {}).try_with_sql(expr).and_then(|mut p| p.parse_expr()).ok()?;
+    while let Expr::Nested(inner) = e {
+        e = *inner;
+    }
+    let Expr::BinaryOp { left, op: sqlparser::ast::BinaryOperator::Divide, right } = e else { return None };
+    let name = |x: &Expr| -> Option<String> {
+        match x {
+            Expr::Identifier(id) => Some(id.value.clone()),
+            Expr::Nested(inner) => match inner.as_ref() {
+                Expr::Identifier(id) => Some(id.value.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    Some((name(&left)?, name(&right)?))
 }
 
 fn derived_text(d: &crate::model::DerivedMetric) -> Option<String> {

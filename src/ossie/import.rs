@@ -230,11 +230,13 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
     let mut fields: Fields = BTreeMap::new();
     let mut settings = Map::new();
     let mut model_name = None;
+    // Metrics of our export that Ossie's SQL cannot say, from our model extension.
+    let mut beyond: Vec<(String, Map<String, Json>)> = Vec::new();
     for m in arr(&doc, "semantic_model") {
         let mname = s(m, "name").unwrap_or("?");
         model_name.get_or_insert_with(|| mname.to_string());
         if let Some(ours) = extensions_of(m, &format!("model {mname}"), &mut out.extensions, &mut out.unmapped) {
-            model_extension(&ours, &mut out, &mut settings);
+            beyond.extend(model_extension(&ours, &mut out, &mut settings));
         }
         if let Some(d) = description(m) {
             out.notes.push(format!("model {mname}: {d}"));
@@ -279,7 +281,14 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
                 // Our export's key fields (the key under the dataset's name,
                 // for tools that name entities after key fields) read a
                 // column the dataset already has: no alias of ours.
-                let key_field = extensions_of(f, &fitem, &mut out.extensions, &mut out.unmapped).is_some_and(|o| o.contains_key("key_field_of"));
+                let mine = extensions_of(f, &fitem, &mut out.extensions, &mut out.unmapped);
+                let key_field = mine.as_ref().is_some_and(|o| o.contains_key("key_field_of"));
+                // Our export's row fields (the SQL a metric aggregates, for
+                // tools that locate a metric's dataset by it): the metrics'
+                // definitions say the same, so no column of ours.
+                if mine.as_ref().is_some_and(|o| o.contains_key("aggregated_by")) {
+                    continue;
+                }
                 if !is_identifier(&fname) {
                     out.unmapped.push(Unmapped { item: fitem, reason: "its name is not an identifier".into() });
                     continue;
@@ -384,6 +393,10 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
     let mut by_key: BTreeMap<String, String> = BTreeMap::new();
     let mut compound = Vec::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
+    for (name, doc) in beyond {
+        taken.insert(name.clone());
+        metrics.insert(name, doc);
+    }
     for m in arr(&doc, "semantic_model") {
         for x in arr(m, "metrics") {
             taken.insert(s(x, "name").unwrap_or("?").to_string());
@@ -545,8 +558,10 @@ pub fn import(text: &str, file: &str, options: &Options) -> Result<Imported, Rea
     Ok(out)
 }
 
-/// The model's own extension: settings, the PII policy, saved queries.
-fn model_extension(ours: &Map<String, Json>, out: &mut Imported, settings: &mut Map<String, Json>) {
+/// The model's own extension: settings, the PII policy, saved queries;
+/// returns the metrics written there alone (those Ossie's SQL cannot say),
+/// as definition documents by name.
+fn model_extension(ours: &Map<String, Json>, out: &mut Imported, settings: &mut Map<String, Json>) -> Vec<(String, Map<String, Json>)> {
     if let Some(o) = ours.get("settings").and_then(Json::as_object) {
         settings.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
@@ -560,6 +575,21 @@ fn model_extension(ours: &Map<String, Json>, out: &mut Imported, settings: &mut 
             }
         }
     }
+    let mut metrics = Vec::new();
+    for m in ours.get("metrics").and_then(Json::as_array).into_iter().flatten() {
+        let (Some(name), Some(def)) = (m.get("name").and_then(Json::as_str).filter(|n| is_identifier(n)), m.get("definition").and_then(Json::as_object)) else {
+            out.unmapped.push(Unmapped { item: "model extension".into(), reason: format!("a metric without a name or definition: {}", crate::model::echo(&m.to_string())) });
+            continue;
+        };
+        let mut doc = Map::new();
+        doc.insert("name".into(), json!(name));
+        if let Some(d) = m.get("description").and_then(Json::as_str) {
+            doc.insert("description".into(), json!(d));
+        }
+        doc.extend(def.iter().map(|(k, v)| (k.clone(), v.clone())));
+        metrics.push((name.to_string(), doc));
+    }
+    metrics
 }
 
 /// A relationship as a join document, with what `--source` measures.

@@ -19,7 +19,10 @@
 //! aggregate per metric) plus, under vendor `SCHEMABRAIN`, every key of
 //! our definitions Ossie cannot say (cardinality, grains, time
 //! dimensions, column types, metric types, PII policy), so importing our
-//! own export gives the same project back.
+//! own export gives the same project back. Metrics Ossie's SQL cannot say
+//! (cumulative, conversion, time offsets, balances) are written only in
+//! the model's extension, never as a nearest aggregate that other tools
+//! would answer with another number.
 //!
 //! Architecture invariant: pure over text and the model; no engine (the
 //! CLI measures relationships on the data when it is given a source), no
