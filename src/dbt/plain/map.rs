@@ -49,17 +49,10 @@ impl Selected {
     }
 }
 
-/// The entity a semantic model's relation is imported as: its primary
-/// entity's name and key column.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SemanticEntity {
-    pub entity: String,
-    pub key: String,
-}
-
 /// Relations (`schema.table`) semantic models bind, with the entity each is
-/// imported as (`None` when it has no one-column primary entity).
-pub type Bound = BTreeMap<String, Option<SemanticEntity>>;
+/// imported as (`None` when it has no one-column primary entity): the
+/// semantic import's `Imported::relations`.
+pub type Bound = BTreeMap<String, Option<crate::dbt::SemanticEntity>>;
 
 /// The nodes that become entities, with their names; notes say what was left out.
 /// `taken` holds entity names already used (the semantic models' entities).
