@@ -53,7 +53,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
@@ -63,13 +62,7 @@ pub mod plain;
 pub mod project;
 pub mod where_filter;
 
-/// Something of the dbt project that was not mapped, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Unmapped {
-    /// `semantic_model customers`, `metric revenue_mtd`, `dimension customers.signup_quarter_label`.
-    pub item: String,
-    pub reason: String,
-}
+pub use crate::unmapped::Unmapped;
 
 /// The import: project files by relative path, what was left out, and the
 /// dbt names of what was mapped (`customer__country` → `customer.country`).
