@@ -58,6 +58,7 @@ pub mod pii;
 pub mod provider;
 pub mod plan;
 pub mod sql;
+pub mod unmapped;
 
 // The program around the planner (feature `app`, on by default): engines,
 // tools, the CLI and the MCP server. Without it the crate builds none of

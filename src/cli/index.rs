@@ -144,7 +144,7 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, source: Option<
     let source = source.map(absolute_source).or_else(|| read.source.clone());
     let mut warehouse_notes = Vec::new();
     let taken: std::collections::BTreeSet<String> = imported.files.keys().filter_map(|k| k.strip_prefix("entities/")?.strip_suffix(".yaml").map(str::to_string)).collect();
-    let bound = semantic_relations(&read.manifest, &taken);
+    let bound = imported.relations.clone();
     let wanted = crate::dbt::plain::map::any_plain(&crate::dbt::plain::map::select(&read.plain, &bound, &taken, &mut Vec::new()));
     let engine = match (&source, wanted) {
         (Some(url), true) => match engine::open(url) {
@@ -276,31 +276,6 @@ pub fn import_dbt(path: &Path, out: &Path, schema: Option<&str>, source: Option<
 
 /// The dbt project at `path`: a directory read as YAML (no dbt needed), a
 /// `manifest.json` (models, sources, tests), or a semantic manifest.
-/// The relations the manifest's semantic models bind (`schema.table`), with
-/// the entity each was imported as (its primary entity, named as the import
-/// names it, keyed on one plain column): a plain model's `relationships`
-/// test pointing at one joins that entity.
-fn semantic_relations(manifest: &serde_json::Value, imported: &std::collections::BTreeSet<String>) -> crate::dbt::plain::map::Bound {
-    let text = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-    manifest
-        .get("semantic_models")
-        .and_then(|m| m.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|sm| {
-            let r = sm.get("node_relation")?;
-            let relation = format!("{}.{}", text(r, "schema_name")?, text(r, "alias")?);
-            let primary = sm.get("entities").and_then(|e| e.as_array()).into_iter().flatten().find(|e| text(e, "type").as_deref() == Some("primary"));
-            let entity = primary.and_then(|p| {
-                let entity = text(p, "name")?;
-                let key = text(p, "expr").or_else(|| text(p, "name"))?;
-                (imported.contains(&entity) && crate::model::is_identifier(&key)).then_some(crate::dbt::plain::map::SemanticEntity { entity, key })
-            });
-            Some((relation, entity))
-        })
-        .collect()
-}
-
 fn read_dbt(path: &Path, schema: Option<&str>) -> Result<(std::path::PathBuf, crate::dbt::project::ProjectRead), String> {
     if path.is_dir() {
         return crate::dbt::project::read_project(path, schema).map(|r| (path.join("dbt_project.yml"), r));

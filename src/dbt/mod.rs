@@ -53,7 +53,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::model::{is_identifier, MeasureExpr};
@@ -63,13 +62,7 @@ pub mod plain;
 pub mod project;
 pub mod where_filter;
 
-/// Something of the dbt project that was not mapped, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Unmapped {
-    /// `semantic_model customers`, `metric revenue_mtd`, `dimension customers.signup_quarter_label`.
-    pub item: String,
-    pub reason: String,
-}
+pub use crate::unmapped::Unmapped;
 
 /// The import: project files by relative path, what was left out, and the
 /// dbt names of what was mapped (`customer__country` → `customer.country`).
@@ -88,6 +81,12 @@ pub struct Imported {
     /// The time spine's custom granularities as `(name, column)`
     /// (`custom_grains` of our `time_spine`).
     pub custom_grains: Vec<(String, String)>,
+    /// The relation (`schema.table`) of each semantic model, with the
+    /// entity it was imported as when it has a one-column key (`None`: not
+    /// imported, or `primary_entity` alone). Plain models on these
+    /// relations are not imported again, and a plain model's
+    /// `relationships` test pointing at one joins its entity.
+    pub relations: BTreeMap<String, Option<SemanticEntity>>,
 }
 
 impl Imported {
@@ -99,6 +98,21 @@ impl Imported {
         let custom = if custom.is_empty() { String::new() } else { format!(", custom_grains: [{}]", custom.join(", ")) };
         Some(format!("time_spine: {{table: {table}, column: {column}{custom}}}\n"))
     }
+}
+
+/// The entity a semantic model's relation is imported as: its primary
+/// entity's name and key column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SemanticEntity {
+    pub entity: String,
+    pub key: String,
+}
+
+/// The relation a semantic model binds: its `node_relation`, else
+/// `main.<model name>`.
+fn relation_of<'a>(sm: &'a Json, name: &'a str) -> (&'a str, &'a str) {
+    let relation = sm.get("node_relation");
+    (relation.and_then(|r| s(r, "schema_name")).unwrap_or("main"), relation.and_then(|r| s(r, "alias")).unwrap_or(name))
 }
 
 /// The daily time spine the manifest names: the current `time_spines`
@@ -325,6 +339,9 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
     let mut primary_of: BTreeMap<String, usize> = BTreeMap::new();
     for sm in arr(manifest, "semantic_models") {
         let name = s(sm, "name").unwrap_or("?");
+        let (schema, table) = relation_of(sm, name);
+        // Bound even when not imported: its relation is not a plain model's.
+        out.relations.entry(format!("{schema}.{table}")).or_insert(None);
         let primary = arr(sm, "entities").iter().find(|e| s(e, "type") == Some("primary"));
         let natural = arr(sm, "entities").iter().find(|e| s(e, "type") == Some("natural"));
         // A model without a primary key column names its entity with
@@ -399,14 +416,16 @@ pub fn import_semantic_manifest_with(manifest: &Json, source_file: &str, outside
         }
         let agg_time_dimension = sm.get("defaults").and_then(|d| s(d, "agg_time_dimension")).map(str::to_string);
         primary_of.insert(entity.clone(), models.len());
+        if let Some(key) = &key {
+            out.relations.insert(format!("{schema}.{table}"), Some(SemanticEntity { entity: entity.clone(), key: key.clone() }));
+        }
         models.push(Model { json: sm, entity, key, columns, computed, agg_time_dimension, versioned });
     }
     // Entities and their joins.
     for m in &models {
         let sm = m.json;
         let name = s(sm, "name").unwrap_or("?");
-        let relation = sm.get("node_relation");
-        let (schema, table) = (relation.and_then(|r| s(r, "schema_name")).unwrap_or("main"), relation.and_then(|r| s(r, "alias")).unwrap_or(name));
+        let (schema, table) = relation_of(sm, name);
         for e in arr(sm, "entities") {
             let ename = s(e, "name").unwrap_or("?");
             let kind = s(e, "type").unwrap_or("");

@@ -30,8 +30,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 mod aggregate;
 mod export;
 mod import;
@@ -54,13 +52,7 @@ pub const EXPORT_VERSION: &str = "0.2.0.dev0";
 /// model (the loader reads only the model's directories; export reads it).
 pub const EXTENSIONS_FILE: &str = "ossie_extensions.json";
 
-/// Something of the Ossie model that was not mapped, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Unmapped {
-    /// `dataset orders`, `field orders.full_name`, `metric clv`, `relationship r`.
-    pub item: String,
-    pub reason: String,
-}
+pub use crate::unmapped::Unmapped;
 
 /// Other vendors' extensions, by the item that carried them
 /// (`model`, `dataset orders`, `field orders.amount`, `relationship r`, `metric m`).

@@ -27,7 +27,9 @@
 //!
 //! `SCHEMABRAIN_FUZZ_CASES` sets the number of cases (default 1000). A
 //! failing seed is kept by proptest in `tests/regressions/oracle_fuzz.txt`
-//! and replayed first on every run.
+//! and replayed first on every run; new cases run even when a kept one
+//! fails, so a new failing seed is kept even when an old one hits the
+//! same fault.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,7 +37,7 @@ use std::path::PathBuf;
 
 use chrono::Datelike;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence, PersistedSeed, TestRunner};
 use serde_json::{json, Value as Json};
 
 use schemabrain::engine::DuckDbEngine;
@@ -1121,17 +1123,43 @@ fn check_case(seed: u64) -> Result<Checked, String> {
     }
 }
 
+const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/oracle_fuzz.txt");
+
+/// The regressions file for saving only: proptest stops at the first kept
+/// seed that fails, before any new case, so the new cases run in a second
+/// runner that replays nothing and writes a new failure to the file.
+#[derive(Debug, Clone, PartialEq)]
+struct SaveOnly(FileFailurePersistence);
+
+impl FailurePersistence for SaveOnly {
+    fn load_persisted_failures2(&self, _: Option<&'static str>) -> Vec<PersistedSeed> {
+        Vec::new()
+    }
+
+    fn save_persisted_failure2(&mut self, source_file: Option<&'static str>, seed: PersistedSeed, shrunken_value: &dyn std::fmt::Debug) {
+        self.0.save_persisted_failure2(source_file, seed, shrunken_value);
+    }
+
+    fn box_clone(&self) -> Box<dyn FailurePersistence> {
+        Box::new(self.clone())
+    }
+
+    fn eq(&self, other: &dyn FailurePersistence) -> bool {
+        other.as_any().downcast_ref::<Self>().is_some_and(|o| o == self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 #[test]
 fn planner_sql_equals_the_brute_force_evaluator() {
     let cases: u32 = std::env::var("SCHEMABRAIN_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let mut config = Config::with_cases(cases);
-    config.failure_persistence =
-        Some(Box::new(FileFailurePersistence::Direct(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions/oracle_fuzz.txt"))));
-    let mut runner = TestRunner::new(config);
     // What the run checked, counted: a generator that drifts to empty
     // answers (or a case count of 0) checks nothing and must fail.
     let (errors, empty, rows) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    let result = runner.run(&any::<u64>(), |seed| {
+    let body = |seed: u64| -> Result<(), TestCaseError> {
         let checked = check_case(seed).map_err(TestCaseError::fail)?;
         match checked {
             Checked::Error => &errors,
@@ -1140,9 +1168,20 @@ fn planner_sql_equals_the_brute_force_evaluator() {
         }
         .fetch_add(1, Ordering::Relaxed);
         Ok(())
-    });
-    if let Err(e) = result {
-        panic!("{e}");
+    };
+    // The kept seeds alone (no new case), then the new cases, whatever the
+    // kept ones gave: a new failure is kept even when an old seed fails too.
+    let mut replay = Config::with_cases(0);
+    replay.failure_persistence = Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS)));
+    let replayed = TestRunner::new(replay).run(&any::<u64>(), &body);
+    let mut fresh = Config::with_cases(cases);
+    fresh.failure_persistence = Some(Box::new(SaveOnly(FileFailurePersistence::Direct(REGRESSIONS))));
+    let result = TestRunner::new(fresh).run(&any::<u64>(), &body);
+    match (replayed, result) {
+        (Ok(()), Ok(())) => {}
+        (Err(old), Ok(())) => panic!("a kept seed fails: {old}"),
+        (Ok(()), Err(new)) => panic!("{new}"),
+        (Err(old), Err(new)) => panic!("{new}\n(a kept seed fails too: {old})"),
     }
     let (errors, empty, rows) = (errors.into_inner(), empty.into_inner(), rows.into_inner());
     eprintln!("oracle fuzz: {rows} cases with rows compared, {empty} with an empty expected answer, {errors} expected errors");

@@ -49,17 +49,10 @@ impl Selected {
     }
 }
 
-/// The entity a semantic model's relation is imported as: its primary
-/// entity's name and key column.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SemanticEntity {
-    pub entity: String,
-    pub key: String,
-}
-
 /// Relations (`schema.table`) semantic models bind, with the entity each is
-/// imported as (`None` when it has no one-column primary entity).
-pub type Bound = BTreeMap<String, Option<SemanticEntity>>;
+/// imported as (`None` when it has no one-column primary entity): the
+/// semantic import's `Imported::relations`.
+pub type Bound = BTreeMap<String, Option<crate::dbt::SemanticEntity>>;
 
 /// The nodes that become entities, with their names; notes say what was left out.
 /// `taken` holds entity names already used (the semantic models' entities).
@@ -67,10 +60,7 @@ pub fn select(nodes: &[Node], bound_by_semantic_models: &Bound, taken: &BTreeSet
     let pointed_at: BTreeSet<Target> = nodes.iter().flat_map(|n| n.columns.iter().flat_map(|c| c.relationships.iter().map(|r| r.to.clone()))).collect();
     let mut chosen: Vec<&Node> = Vec::new();
     for n in nodes {
-        let target = match &n.source {
-            Some(src) => Target::Source(src.clone(), n.name.clone()),
-            None => Target::Model(n.name.clone()),
-        };
+        let target = n.target();
         let key = format!("{}.{}", n.schema, n.table);
         if n.ephemeral {
             notes.push(format!("{} skipped: ephemeral (no relation in the warehouse)", n.label()));
@@ -107,10 +97,7 @@ pub fn select(nodes: &[Node], bound_by_semantic_models: &Bound, taken: &BTreeSet
     // The semantic models' relations the chosen nodes point at: join targets.
     let pointed_from_plain: BTreeSet<&Target> = chosen.iter().flat_map(|n| n.columns.iter().flat_map(|c| c.relationships.iter().map(|r| &r.to))).collect();
     for n in nodes {
-        let target = match &n.source {
-            Some(src) => Target::Source(src.clone(), n.name.clone()),
-            None => Target::Model(n.name.clone()),
-        };
+        let target = n.target();
         let key = format!("{}.{}", n.schema, n.table);
         if let (true, Some(Some(se))) = (pointed_from_plain.contains(&target), bound_by_semantic_models.get(&key)) {
             out.push(Selected { key, entity: se.entity.clone(), node: n.clone(), semantic: Some(se.key.clone()) });
@@ -185,13 +172,7 @@ pub fn links(selected: &[Selected], notes: &mut Vec<String>) -> Vec<Link> {
     let by_target: BTreeMap<Target, usize> = selected
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let t = match &s.node.source {
-                Some(src) => Target::Source(src.clone(), s.node.name.clone()),
-                None => Target::Model(s.node.name.clone()),
-            };
-            (t, i)
-        })
+        .map(|(i, s)| (s.node.target(), i))
         .collect();
     let mut out = Vec::new();
     for (i, s) in selected.iter().enumerate().filter(|(_, s)| s.is_plain()) {

@@ -49,6 +49,15 @@ impl Node {
         self.source.is_some()
     }
 
+    /// What a `relationships` test names to point at this node:
+    /// `source('jaffle', 'raw_orders')` or `ref('customers')`.
+    pub fn target(&self) -> Target {
+        match &self.source {
+            Some(src) => Target::Source(src.clone(), self.name.clone()),
+            None => Target::Model(self.name.clone()),
+        }
+    }
+
     /// `model customers` or `source jaffle.raw_orders`.
     pub fn label(&self) -> String {
         match &self.source {
