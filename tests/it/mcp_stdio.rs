@@ -19,23 +19,8 @@ const MCP_VERSION: &str = "2.3.0";
 /// A fresh copy of the demo project (its audit log and snapshot are the test's own).
 pub fn demo_copy(tag: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-{tag}-{}", uuid::Uuid::new_v4().simple()));
-    copy_dir(&common::repo("semantics/demo"), &dir);
+    common::copy_project(&common::repo("semantics/demo"), &dir);
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            if e.file_name() != ".schemabrain" {
-                copy_dir(&e.path(), &target);
-            }
-        } else if !e.file_name().to_string_lossy().ends_with(".duckdb") {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// A private copy of the binary, taken once: clones that share one
