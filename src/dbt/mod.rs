@@ -159,8 +159,8 @@ fn custom_grains(manifest: &Json, spine_named: bool, unmapped: &mut Vec<Unmapped
                 Some("it is declared on a time spine other than the daily one the import reads".to_string())
             } else if !is_identifier(name) || !is_identifier(column) {
                 Some(format!("`{name}` (column `{column}`) is not a plain name"))
-            } else if crate::model::Grain::parse(name).is_some() || name.starts_with("extract_") {
-                Some(format!("`{name}` is the name of a calendar grain or a date part"))
+            } else if let Some(why) = crate::model::CustomGrain::name_clash(name) {
+                Some(format!("`{name}` cannot name a custom grain: {why}"))
             } else if out.iter().any(|(n, _)| n == name) {
                 Some("declared twice".to_string())
             } else {

@@ -386,22 +386,22 @@ impl Parser<'_> {
             },
         };
         let i = i + 1;
-        // `op value` on the column, or on its period as bounds.
+        // What a comparison, a list or a NULL test reads as written: the
+        // column, or its bucketed name (a calendar period is NULL exactly
+        // when its time is; a custom one also where the spine has no day).
+        let read = match &period {
+            Some(Err(bucketed)) => bucketed.clone(),
+            _ => column.clone(),
+        };
+        // `op value` on what is read, or on a calendar period as bounds.
         let compare = |op: &str, v: Json, at: usize| -> Result<Cond, String> {
             match &period {
-                None => Ok(atom(&column, op, Some(v))),
-                Some(Err(bucketed)) => Ok(atom(bucketed, op, Some(v))),
                 Some(Ok(p)) => {
                     let bounds = period_bounds(*p, op, &v).ok_or_else(|| self.fail(at, "expected a date (YYYY-MM-DD)"))?;
                     Ok(join(true, bounds.into_iter().map(|(op, b)| atom(&column, op, Some(b))).collect()))
                 }
+                _ => Ok(atom(&read, op, Some(v))),
             }
-        };
-        // The column a NULL test reads: a calendar period is NULL exactly
-        // when its time is; a custom one also where the spine has no day.
-        let tested = match &period {
-            Some(Err(bucketed)) => bucketed.clone(),
-            _ => column.clone(),
         };
         let (cond, next) = match self.toks.get(i).map(|(_, t)| t) {
             Some(Tok::Op(op)) => {
@@ -420,7 +420,7 @@ impl Parser<'_> {
                 if !self.word(k, "NULL") {
                     return Err(self.fail(k, "expected NULL"));
                 }
-                (atom(&tested, if not { "not_null" } else { "is_null" }, None), k + 1)
+                (atom(&read, if not { "not_null" } else { "is_null" }, None), k + 1)
             }
             Some(Tok::Word(w)) if ["IN", "NOT", "BETWEEN", "LIKE"].contains(&w.as_str()) => {
                 let not = w == "NOT";
@@ -455,10 +455,9 @@ impl Parser<'_> {
                         }
                     }
                     let cond = match &period {
-                        None => atom(&column, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
-                        Some(Err(bucketed)) => atom(bucketed, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
-                        // A period in a list is one of those periods.
-                        Some(_) => join(false, values.into_iter().map(|(v, at)| compare("eq", v, at)).collect::<Result<_, _>>()?),
+                        // A calendar period in a list is one of those periods.
+                        Some(Ok(_)) => join(false, values.into_iter().map(|(v, at)| compare("eq", v, at)).collect::<Result<_, _>>()?),
+                        _ => atom(&read, "in", Some(Json::Array(values.into_iter().map(|(v, _)| v).collect()))),
                     };
                     (cond, j + 2)
                 } else {

@@ -405,23 +405,27 @@ fn filter(model: &SemanticModel, f: &FilterArg) -> Result<Filter, Issue> {
             message: format!("unknown filter op `{}`; use one of {}", echo(&f.op), FilterOp::ALL.join(", ")),
         });
     };
-    let literals: Vec<crate::model::Literal> = match (op.arity(), &f.value) {
-        (OpArity::None, FilterValue::None) => Vec::new(),
-        (OpArity::None, _) => {
-            return Err(malformed_filter(&column, format!("`{}` takes no value; omit `value`", op.as_str())))
-        }
-        (OpArity::Scalar, FilterValue::Scalar(l)) => vec![l.clone()],
-        (OpArity::Scalar, FilterValue::List(_)) => {
-            return Err(malformed_filter(&column, format!("`{}` takes one value; use `in` for a list", op.as_str())))
-        }
-        (OpArity::List, FilterValue::List(items)) if !items.is_empty() => items.clone(),
-        (OpArity::List, FilterValue::Scalar(l)) => vec![l.clone()],
-        (_, _) => return Err(malformed_filter(&column, format!("`{}` needs a value", op.as_str()))),
-    };
+    let literals = filter_literals(&column, op, &f.value)?;
     let values = typed_values(model, &column, op, &literals)?;
     check_like(model, &column, op, &values, "filters")?;
     check_accepted(model, &column, op, &values)?;
     Ok(Filter { column, op, values, from_metric: false, by_metric: None, bucket: None })
+}
+
+/// The values `op` takes, as given: none, one, or a non-empty list (one
+/// value stands for a list of one).
+fn filter_literals(column: &ColumnRef, op: FilterOp, value: &FilterValue) -> Result<Vec<Literal>, Issue> {
+    Ok(match (op.arity(), value) {
+        (OpArity::None, FilterValue::None) => Vec::new(),
+        (OpArity::None, _) => return Err(malformed_filter(column, format!("`{}` takes no value; omit `value`", op.as_str()))),
+        (OpArity::Scalar, FilterValue::Scalar(l)) => vec![l.clone()],
+        (OpArity::Scalar, FilterValue::List(_)) => {
+            return Err(malformed_filter(column, format!("`{}` takes one value; use `in` for a list", op.as_str())))
+        }
+        (OpArity::List, FilterValue::List(items)) if !items.is_empty() => items.clone(),
+        (OpArity::List, FilterValue::Scalar(l)) => vec![l.clone()],
+        (_, _) => return Err(malformed_filter(column, format!("`{}` needs a value", op.as_str()))),
+    })
 }
 
 /// A filter on the period a date column falls in at `grain`
@@ -441,13 +445,7 @@ fn bucket_filter(model: &SemanticModel, f: &FilterArg, name: &str, grain: Grain)
     let Some(op) = op else {
         return Err(malformed_filter(&column, format!("op `{}` does not compare periods; use eq, ne, lt, lte, gt, gte, in, not_in, is_null or not_null", echo(&f.op))));
     };
-    let literals: Vec<Literal> = match (op.arity(), &f.value) {
-        (OpArity::None, FilterValue::None) => Vec::new(),
-        (OpArity::Scalar, FilterValue::Scalar(l)) => vec![l.clone()],
-        (OpArity::List, FilterValue::List(items)) if !items.is_empty() => items.clone(),
-        (OpArity::List, FilterValue::Scalar(l)) => vec![l.clone()],
-        _ => return Err(malformed_filter(&column, format!("`{}` on a period takes {}", op.as_str(), match op.arity() { OpArity::None => "no value", OpArity::Scalar => "one date", OpArity::List => "a list of dates" }))),
-    };
+    let literals = filter_literals(&column, op, &f.value)?;
     // A custom grain's period is the spine's DATE; a calendar bucket is
     // typed as its column is.
     let bucket_class = if grain.is_custom() { crate::model::TypeClass::Date } else { class };

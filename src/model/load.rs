@@ -1260,17 +1260,8 @@ fn read_time_spine(r: &mut Reader<'_>, field: Field<'_>) -> Option<TimeSpine> {
         let Some(g) = r.mapping(item.node, &path, &["name", "column"], &["name"]) else { continue };
         let Some(name_field) = g.get("name") else { continue };
         let Some(name) = r.identifier(name_field, &format!("{path}.name")) else { continue };
-        // A request names a grain in `time_grain` and after `__`: it must
-        // not read as a calendar grain, a date part or another custom grain.
-        let clash = if Grain::parse(&name).is_some() {
-            Some("a calendar grain has that name".to_string())
-        } else if name.starts_with("extract_") {
-            Some("`extract_<part>` names a date part".to_string())
-        } else if custom_grains.iter().any(|c| c.name == name) {
-            Some("another custom grain has that name".to_string())
-        } else {
-            None
-        };
+        // Nor may it repeat another custom grain's.
+        let clash = crate::model::CustomGrain::name_clash(&name).or_else(|| custom_grains.iter().any(|c| c.name == name).then_some("another custom grain has that name"));
         if let Some(why) = clash {
             r.error(name_field.line, &format!("{path}.name"), format!("`{name}` cannot name a custom grain: {why}"));
             continue;

@@ -121,8 +121,6 @@ impl SemanticModel {
         self.entities.get(name)
     }
 
-    /// The type class of a column; unknown when neither the model nor a
-    /// catalog says (or the column is not there).
     /// A grain by name: a calendar grain or one of the time spine's custom grains.
     pub fn grain(&self, name: &str) -> Option<Grain> {
         Grain::parse(name).or_else(|| self.custom_grains().find(|g| g.name == name).map(Grain::Custom))
@@ -137,6 +135,8 @@ impl SemanticModel {
         self.settings.time_spine.iter().flat_map(|s| s.custom_grains.iter().copied())
     }
 
+    /// The type class of a column; unknown when neither the model nor a
+    /// catalog says (or the column is not there).
     pub fn class_of(&self, c: &ColumnRef) -> TypeClass {
         self.entity(&c.entity).and_then(|e| e.column(&c.column)).map_or(TypeClass::Unknown, Column::type_class)
     }
@@ -862,6 +862,19 @@ pub struct CustomGrain {
 }
 
 impl CustomGrain {
+    /// Why `name` cannot name a custom grain, if it cannot: a request
+    /// names a grain in `time_grain` and after `__`, where it must not read
+    /// as a calendar grain or a date part (`extract_<part>`).
+    pub fn name_clash(name: &str) -> Option<&'static str> {
+        if Grain::parse(name).is_some() {
+            Some("a calendar grain has that name")
+        } else if name.starts_with("extract_") {
+            Some("`extract_<part>` names a date part")
+        } else {
+            None
+        }
+    }
+
     /// The one `'static` copy of `g`: each distinct grain is stored once
     /// per process, however often a project is loaded.
     pub fn intern(g: CustomGrain) -> &'static CustomGrain {
